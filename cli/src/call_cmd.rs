@@ -1,0 +1,178 @@
+//! `dragnet call`: one tool call through the loop layer, with a live
+//! progress line, printing the merged result and its verdict.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
+use dragnet_steps::looping::filter::Filter;
+use dragnet_steps::looping::options::{parse_fields, ForEachSpec};
+use dragnet_steps::progress::TokioClock;
+use dragnet_steps::{args, openapi, Error, Limits, LoopOptions, Runtime, ToolCall};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::output::print_result;
+use crate::progress_line::ProgressLine;
+
+#[derive(Args)]
+pub struct CallArgs {
+    /// The OpenAPI document the tool comes from.
+    #[arg(long)]
+    spec: PathBuf,
+    /// Base URL requests go to, e.g. http://127.0.0.1:8080.
+    #[arg(long)]
+    base_url: String,
+    /// The tool (operationId, or method_path when the document has none).
+    tool: String,
+    /// Arguments as name=value; dotted names set nested body fields (paging.page=2).
+    #[arg(value_name = "NAME=VALUE")]
+    arguments: Vec<String>,
+    /// Walk every page (walkable tools only).
+    #[arg(long)]
+    all_pages: bool,
+    /// Project every item to these dot-paths: id,customer.name,lines.sku
+    #[arg(long, value_name = "PATHS")]
+    fields: Option<String>,
+    /// Call once per value: key=v1,v2,…
+    #[arg(long, value_name = "KEY=V1,V2,…")]
+    for_each: Option<String>,
+    /// Keep rows matching 'field op value' (ops: eq neq gt gte lt lte contains in exists); repeatable, ANDed.
+    #[arg(long, value_name = "CLAUSE")]
+    filter: Vec<String>,
+    /// Where the collection is in the response, as a dot-path, when it is not plain.
+    #[arg(long, value_name = "PATH")]
+    items_path: Option<String>,
+    /// Extra request header 'Name: value' (repeatable). Values are never printed.
+    #[arg(long, value_name = "HEADER")]
+    header: Vec<String>,
+    /// Credentials read from env vars: bearer:VAR, header:NAME:VAR, basic:USER_VAR:PASS_VAR.
+    #[arg(long, value_name = "SPEC")]
+    credentials: Option<String>,
+    /// Bound: pages per collection.
+    #[arg(long, default_value_t = Limits::default().max_pages)]
+    max_pages: u32,
+    /// Bound: requests per call, retries included.
+    #[arg(long, default_value_t = Limits::default().max_requests)]
+    max_requests: u32,
+    /// Bound: items per call.
+    #[arg(long, default_value_t = Limits::default().max_items)]
+    max_items: usize,
+    /// Bound: raw upstream bytes per call.
+    #[arg(long, default_value_t = Limits::default().max_bytes)]
+    max_bytes: u64,
+    /// Bound: wall-clock seconds per call.
+    #[arg(long, default_value_t = Limits::default().wall_clock.as_secs())]
+    max_seconds: u64,
+    /// Print the result as one JSON document (payload with _pagingComplete, _likelyMoreRows, _note…).
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn run(a: CallArgs) -> Result<u8> {
+    let toolkit = openapi::import_file(&a.spec)?;
+    let tool = toolkit.tool(&a.tool).ok_or_else(|| Error::UnknownTool {
+        name: a.tool.clone(),
+        suggestions: suggest(&a.tool, toolkit.tools.iter().map(|t| t.name.as_str())),
+    })?;
+    let arguments = args::parse_pairs(tool, &a.arguments)?;
+    let mut options = LoopOptions {
+        all_pages: a.all_pages,
+        ..LoopOptions::default()
+    };
+    if let Some(fields) = &a.fields {
+        options.fields = Some(parse_fields(&Value::String(fields.clone()))?);
+    }
+    for (index, clause) in a.filter.iter().enumerate() {
+        options.filter.clauses.push(Filter::clause_from_text(index, clause)?);
+    }
+    if let Some(spec) = &a.for_each {
+        let Some((key, values)) = spec.split_once('=') else {
+            bail!("--for-each expects key=v1,v2,…, got `{spec}`");
+        };
+        let values: Vec<Value> = values
+            .split(',')
+            .map(|v| Value::String(v.trim().to_string()))
+            .filter(|v| v.as_str() != Some(""))
+            .collect();
+        if values.is_empty() {
+            bail!("--for-each `{key}` has no values");
+        }
+        options.for_each = Some(ForEachSpec {
+            key: key.trim().to_string(),
+            values,
+        });
+    }
+    options.items_path = a
+        .items_path
+        .as_ref()
+        .map(|p| p.split('.').map(str::to_string).collect());
+
+    let credentials = match &a.credentials {
+        Some(spec) => Credentials::from_spec(spec, &|var| std::env::var(var).ok())
+            .map_err(anyhow::Error::msg)
+            .context("--credentials")?,
+        None => Credentials::None,
+    };
+    let mut upstream = HttpUpstream::new(&a.base_url, credentials)?;
+    for header in &a.header {
+        let Some((name, value)) = header.split_once(':') else {
+            bail!("--header expects 'Name: value'");
+        };
+        upstream = upstream.with_header(name.trim(), Secret::new(value.trim()));
+    }
+    let limits = Limits {
+        max_pages: a.max_pages,
+        max_requests: a.max_requests,
+        max_items: a.max_items,
+        max_bytes: a.max_bytes,
+        wall_clock: Duration::from_secs(a.max_seconds),
+        ..Limits::default()
+    };
+
+    let line = ProgressLine::start(&tool.name);
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let runtime = Runtime {
+        progress: &line,
+        clock: Arc::new(TokioClock),
+        cancel,
+    };
+    let call = ToolCall {
+        tool,
+        arguments,
+        options,
+        limits,
+    };
+    let outcome = dragnet_steps::execute(call, &upstream, &runtime).await;
+    watcher.abort();
+    line.finish();
+    let result = outcome?;
+    print_result(&result, a.json)
+}
+
+/// Tool names close to what was typed (shared prefix or substring).
+fn suggest<'a>(typed: &str, names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let lower = typed.to_lowercase();
+    let mut out: Vec<String> = names
+        .filter(|n| {
+            let n = n.to_lowercase();
+            n.contains(&lower) || lower.contains(&n) || common_prefix(&n, &lower) >= 4
+        })
+        .map(str::to_string)
+        .collect();
+    out.truncate(5);
+    out
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}

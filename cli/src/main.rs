@@ -1,0 +1,78 @@
+//! The `dragnet` command line: list the tools of an OpenAPI document, call
+//! one through the loop layer, run the demo shop, or walk it in a demo.
+#![forbid(unsafe_code)]
+
+mod call_cmd;
+mod demo;
+mod output;
+mod progress_line;
+mod shop_cmd;
+mod tools_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code of a complete result.
+pub const EXIT_COMPLETE: u8 = 0;
+/// Exit code of an error: bad input, unknown tool, upstream failure.
+pub const EXIT_ERROR: u8 = 1;
+/// Exit code of a result that is partial: some rows were not fetched.
+pub const EXIT_PARTIAL: u8 = 3;
+
+#[derive(Parser)]
+#[command(
+    name = "dragnet",
+    version,
+    about = "Walk every page of large business APIs, and say whether the result is complete.",
+    after_help = "Exit codes: 0 complete result; 3 partial result (a bound, a repeated page, an upstream error mid-walk…); 1 error; 2 usage error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the tools of an OpenAPI document and how each pages.
+    Tools(tools_cmd::ToolsArgs),
+    /// Call one tool, walking every page if asked, and print the result with its verdict.
+    Call(call_cmd::CallArgs),
+    /// Serve the demo shop API (also the test upstream).
+    Shop(shop_cmd::ShopArgs),
+    /// Start the demo shop in-process and walk all open orders.
+    Demo,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("DRAGNET_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Tools(args) => tools_cmd::run(args),
+            Command::Call(args) => call_cmd::run(args).await,
+            Command::Shop(args) => shop_cmd::run(args).await,
+            Command::Demo => demo::run().await,
+        }
+    });
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! The `dragnet` binary end to end: `tools`, `call` against the demo shop
+//! over real HTTP, exit codes, and clear errors (never a panic) on bad input.
+
+use std::net::SocketAddr;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn dragnet(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn spec() -> String {
+    dragnet_shop::openapi_path().display().to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout_json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!("stdout is JSON ({e}): {}", String::from_utf8_lossy(&o.stdout))
+    })
+}
+
+async fn shop() -> dragnet_shop::ShopHandle {
+    dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap()
+}
+
+#[test]
+fn tools_lists_paging_roles_and_where_they_sit() {
+    let o = dragnet(&["tools", "--spec", &spec(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tools = stdout_json(&o);
+    let find = |name: &str| {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} listed"))
+    };
+    let orders = find("listOrders");
+    assert_eq!(orders["walkable"], true);
+    assert_eq!(orders["method"], "GET");
+    assert_eq!(orders["path"], "/orders");
+    assert_eq!(
+        orders["paging"],
+        serde_json::json!({"size": "per_page", "page": "page", "offset": null, "location": "query"})
+    );
+    assert_eq!(find("listCustomers")["paging"]["offset"], "offset");
+    assert_eq!(find("listOrdersOData")["paging"]["size"], "$top");
+    assert_eq!(find("searchOrders")["paging"]["location"], "body.paging");
+    let events = find("listEvents");
+    assert_eq!(events["walkable"], false);
+    assert_eq!(events["paging"]["size"], Value::Null);
+
+    let o = dragnet(&["tools", "--spec", &spec()]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("listOrders") && text.contains("walkable"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn call_walks_projects_filters_and_exits_by_verdict() {
+    let shop = shop().await;
+    let base = shop.base_url().to_string();
+    let spec = spec();
+    let out = tokio::task::spawn_blocking(move || {
+        let complete = dragnet(&[
+            "call", "--spec", &spec, "--base-url", &base, "listOrders", "status=open",
+            "--all-pages", "--fields", "id,total,customer.name", "--filter", "total gt 400", "--json",
+        ]);
+        let partial = dragnet(&[
+            "call", "--spec", &spec, "--base-url", &base, "listOrders", "status=open",
+            "--all-pages", "--max-pages", "2", "--json",
+        ]);
+        let plain = dragnet(&[
+            "call", "--spec", &spec, "--base-url", &base, "listPropertyOrders",
+            "--for-each", "property_id=1,2", "per_page=3",
+        ]);
+        (complete, partial, plain)
+    })
+    .await
+    .unwrap();
+    let (complete, partial, plain) = out;
+    assert_eq!(complete.status.code(), Some(0), "{}", stderr(&complete));
+    let v = stdout_json(&complete);
+    assert_eq!(v["_pagingComplete"], true);
+    let rows = v["data"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r["total"].as_f64().unwrap() > 400.0));
+    assert!(rows.iter().all(|r| r.as_object().unwrap().len() == 3));
+
+    assert_eq!(partial.status.code(), Some(3), "partial exits 3: {}", stderr(&partial));
+    let v = stdout_json(&partial);
+    assert_eq!(v["_pagingComplete"], false);
+    assert_eq!(v["_likelyMoreRows"], true);
+    assert!(v["_note"].as_str().unwrap().contains("pages-per-collection"));
+
+    // one page per value without --all-pages: rows, then a plain verdict block
+    assert_eq!(plain.status.code(), Some(3), "{}", stderr(&plain));
+    let text = String::from_utf8_lossy(&plain.stdout);
+    assert_eq!(text.lines().take_while(|l| l.starts_with('{')).count(), 6);
+    assert!(text.contains("PARTIAL"), "{text}");
+    shop.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_input_is_a_clear_error_with_a_nonzero_exit() {
+    let shop = shop().await;
+    let base = shop.base_url().to_string();
+    let spec = spec();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["listOrdrs".into()], "unknown tool `listOrdrs`"),
+        (vec!["listOrders".into(), "page=abc".into()], "`page`"),
+        (vec!["listOrders".into(), "page".into()], "name=value"),
+        (vec!["listOrders".into(), "--filter".into(), "total ~ 3".into()], "unknown operator `~`"),
+        (vec!["listOrders".into(), "--filter".into(), "total".into()], "field op value"),
+        (
+            vec!["listOrders".into(), "--for-each".into(), "store=1,2".into()],
+            "invalid_for_each_key",
+        ),
+        (vec!["listEvents".into(), "--all-pages".into()], "cursor"),
+        (vec!["getOrder".into()], "order_id"),
+    ];
+    let outputs = tokio::task::spawn_blocking(move || {
+        cases
+            .into_iter()
+            .map(|(extra, expected)| {
+                let mut args: Vec<String> =
+                    vec!["call".into(), "--spec".into(), spec.clone(), "--base-url".into(), base.clone()];
+                args.extend(extra.clone());
+                let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                (extra, expected, dragnet(&refs))
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    for (extra, expected, o) in outputs {
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {err}");
+        assert!(err.contains(expected), "{extra:?}: expected `{expected}` in {err}");
+        assert!(!err.contains("panicked"), "{extra:?}: {err}");
+    }
+    let o = dragnet(&["tools", "--spec", "/nonexistent/spec.yaml"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("/nonexistent/spec.yaml"));
+    assert!(shop.requests().is_empty(), "bad input never reaches the upstream");
+    shop.shutdown().await;
+}
+
+#[test]
+fn demo_walks_the_in_process_shop() {
+    let o = dragnet(&["demo"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
+    assert!(text.contains("Verdict: complete"), "{text}");
+}

@@ -1,0 +1,170 @@
+//! One tool call end to end: `ToolCall` → `LoopResult`. Validates the
+//! arguments, walks (or fetches once), fans out under one shared budget,
+//! filters, projects and states the verdict. Workflows and the gateway both
+//! come through here.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::args;
+use crate::http::Upstream;
+use crate::looping::budget::{Budget, Limits};
+use crate::looping::for_each::ForEach;
+use crate::looping::options::LoopOptions;
+use crate::looping::shape::shape;
+use crate::looping::verdict::StopReason;
+use crate::looping::walk::{Gathered, Walker};
+use crate::progress::{Clock, NoProgress, ProgressSink, Throttled, TokioClock};
+use crate::result::{ForEachError, LoopResult, Payload};
+use crate::verdict_note::{compose, Tally};
+use crate::{Error, Tool};
+
+/// One call: a tool, its plain arguments, the loop options and the bounds.
+#[derive(Debug, Clone)]
+pub struct ToolCall<'a> {
+    pub tool: &'a Tool,
+    /// Arguments without reserved ones.
+    pub arguments: Map<String, Value>,
+    pub options: LoopOptions,
+    pub limits: Limits,
+}
+
+/// Where progress goes, what time it is, and how to stop.
+pub struct Runtime<'a> {
+    pub progress: &'a dyn ProgressSink,
+    pub clock: Arc<dyn Clock>,
+    pub cancel: CancellationToken,
+}
+
+impl Runtime<'static> {
+    /// No progress, tokio's clock, never cancelled.
+    pub fn quiet() -> Self {
+        Runtime {
+            progress: &NoProgress,
+            clock: Arc::new(TokioClock),
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// Runs one call.
+pub async fn execute<U: Upstream>(
+    call: ToolCall<'_>,
+    upstream: &U,
+    runtime: &Runtime<'_>,
+) -> Result<LoopResult, Error> {
+    let ToolCall {
+        tool,
+        arguments,
+        options,
+        limits,
+    } = call;
+    limits.validate().map_err(|message| Error::InvalidReserved {
+        argument: "limits".into(),
+        message,
+    })?;
+    if options.all_pages && !tool.walkability.is_walkable() {
+        return Err(Error::NotWalkable {
+            tool: tool.name.clone(),
+            reason: tool.walkability.reason(),
+        });
+    }
+    let for_each = options
+        .for_each
+        .as_ref()
+        .map(|spec| ForEach::new(tool, &spec.key, &spec.values))
+        .transpose()?;
+    let mut supplied: Vec<&str> = Vec::new();
+    if let Some(fe) = &for_each {
+        supplied.push(fe.key.as_str());
+    }
+    args::validate(tool, &arguments, &supplied)?;
+
+    let mut walker = Walker {
+        upstream,
+        tool,
+        all_pages: options.all_pages,
+        explicit_path: options.items_path.as_deref(),
+        tag_key: for_each.as_ref().map(|f| f.key.as_str()),
+        budget: Budget::new(limits),
+        gathered: Gathered::default(),
+        progress: Throttled::new(runtime.progress, runtime.clock.clone()),
+        cancel: runtime.cancel.clone(),
+    };
+
+    let mut tally = Tally::default();
+    let mut errors: Vec<ForEachError> = Vec::new();
+    match &for_each {
+        None => {
+            let outcome = walker.collect(arguments, None).await?;
+            tally.add(&outcome);
+        }
+        Some(fe) => {
+            let cap = walker.budget.limits.max_for_each_values;
+            tally.values = fe.values.len();
+            for (index, value) in fe.values.iter().enumerate() {
+                if index >= cap {
+                    tally.stop(StopReason::ForEachValues, fe.values.len() - cap);
+                    break;
+                }
+                if let Some(reason) = walker.budget.exhausted() {
+                    tally.stop(reason, fe.values.len() - index);
+                    break;
+                }
+                let value = match value {
+                    Ok(v) => v,
+                    Err((raw, message)) => {
+                        errors.push(ForEachError {
+                            value: raw.clone(),
+                            error: message.clone(),
+                        });
+                        continue;
+                    }
+                };
+                let mut value_args = arguments.clone();
+                value_args.insert(fe.key.clone(), value.clone());
+                match walker.collect(value_args, Some(value)).await {
+                    Ok(outcome) => {
+                        tally.add(&outcome);
+                        if outcome.stopped_by == Some(StopReason::Cancelled) {
+                            break;
+                        }
+                    }
+                    Err(e) => errors.push(ForEachError {
+                        value: value.clone(),
+                        error: e.to_string(),
+                    }),
+                }
+            }
+            if tally.succeeded == 0 && !errors.is_empty() && tally.stopped_by.is_none() {
+                return Err(Error::AllValuesFailed {
+                    first: format!("{}: {}", errors[0].value, errors[0].error),
+                });
+            }
+        }
+    }
+
+    let requests = walker.budget.requests;
+    let gathered = walker.gathered;
+    let payload = match (gathered.path, gathered.envelope, gathered.single) {
+        (Some(_), Some(envelope), _) => Payload::Collection {
+            envelope,
+            items: gathered.items,
+        },
+        (_, _, Some(single)) if for_each.is_none() => Payload::Single(single),
+        _ => Payload::Items(gathered.items),
+    };
+
+    let (shaped, unmatched_fields) = shape(payload.items(), &options.filter, options.fields.as_ref());
+    let visible = shaped.as_ref().map(Vec::len);
+    let verdict = compose(&tally, &errors, requests, payload.items().len(), visible, &options);
+    Ok(LoopResult {
+        payload,
+        shaped,
+        verdict,
+        unmatched_fields,
+        for_each_errors: errors,
+    })
+}

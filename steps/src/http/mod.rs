@@ -1,0 +1,42 @@
+//! Talking to upstreams: the `Upstream` seam the walk calls through, the
+//! reqwest implementation for OpenAPI tools, credentials and retries.
+
+mod client;
+mod credentials;
+mod request;
+mod retry;
+
+use std::future::Future;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use crate::{Tool, UpstreamError};
+
+pub use client::HttpUpstream;
+pub use credentials::{Credentials, Secret};
+pub use request::{build_parts, RequestParts};
+pub use retry::{send_with_retry, FetchError};
+
+/// One answer from an upstream, any status.
+#[derive(Debug, Clone)]
+pub struct RawResponse {
+    pub status: u16,
+    /// `Retry-After`, already turned into a delay.
+    pub retry_after: Option<Duration>,
+    pub body: Bytes,
+}
+
+/// Anything that can answer one request for a tool: the HTTP client for
+/// OpenAPI tools, or a generated upstream in property tests.
+pub trait Upstream: Send + Sync {
+    /// Sends one request built from `arguments` (reserved ones already
+    /// removed). A connection failure is `UpstreamError::Connection`; every
+    /// HTTP answer, error statuses included, is `Ok`.
+    fn send(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+    ) -> impl Future<Output = Result<RawResponse, UpstreamError>> + Send;
+}

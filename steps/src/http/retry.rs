@@ -1,0 +1,120 @@
+//! Retries (SPEC §2): 429 and 503 honour `Retry-After` within what is left
+//! of the wall clock; other 5xx and connection errors back off
+//! exponentially with jitter. Every attempt is a request against the budget.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::{RawResponse, Upstream};
+use crate::error::excerpt;
+use crate::looping::budget::{Budget, RetryPolicy};
+use crate::looping::verdict::StopReason;
+use crate::{Tool, UpstreamError};
+
+/// Why no successful answer came back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FetchError {
+    /// The upstream failed (after retries, when retryable).
+    Upstream(UpstreamError),
+    /// A bound of the budget forbade another attempt.
+    Stopped(StopReason),
+}
+
+/// Sends one request, retrying as SPEC §2 says, and returns a 2xx answer.
+pub async fn send_with_retry<U: Upstream>(
+    upstream: &U,
+    tool: &Tool,
+    args: &Map<String, Value>,
+    budget: &mut Budget,
+) -> Result<RawResponse, FetchError> {
+    let mut retries = 0u32;
+    loop {
+        budget.take_request().map_err(FetchError::Stopped)?;
+        let answer = tokio::time::timeout_at(budget.deadline(), upstream.send(tool, args))
+            .await
+            .map_err(|_| FetchError::Stopped(StopReason::WallClock))?;
+        let error = match answer {
+            Ok(response) => {
+                budget.bytes += response.body.len() as u64;
+                if (200..300).contains(&response.status) {
+                    return Ok(response);
+                }
+                UpstreamError::Status {
+                    status: response.status,
+                    excerpt: excerpt(&response.body),
+                    retry_after_ms: response.retry_after.map(|d| d.as_millis() as u64),
+                }
+            }
+            Err(error) => error,
+        };
+        if !error.is_retryable() || retries >= budget.limits.retry.max_retries {
+            return Err(FetchError::Upstream(error));
+        }
+        let delay = delay_for(&error, retries, &budget.limits.retry);
+        if delay >= budget.remaining() {
+            // Waiting as long as asked would outlast the call.
+            return Err(FetchError::Stopped(StopReason::WallClock));
+        }
+        tracing::debug!(
+            tool = %tool.name,
+            retry = retries + 1,
+            delay_ms = delay.as_millis() as u64,
+            "retrying upstream request"
+        );
+        tokio::time::sleep(delay).await;
+        retries += 1;
+    }
+}
+
+/// How long to wait before retry number `retries + 1`.
+fn delay_for(error: &UpstreamError, retries: u32, policy: &RetryPolicy) -> Duration {
+    if let UpstreamError::Status {
+        status: 429 | 503,
+        retry_after_ms: Some(ms),
+        ..
+    } = error
+    {
+        return Duration::from_millis(*ms);
+    }
+    let exp = policy
+        .base_backoff
+        .saturating_mul(2u32.saturating_pow(retries))
+        .min(policy.max_backoff);
+    let jitter: f64 = rand::random_range(0.5..1.5);
+    exp.mul_f64(jitter).min(policy.max_backoff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_wins_for_429_and_503() {
+        let policy = RetryPolicy::default();
+        let e = UpstreamError::Status {
+            status: 429,
+            excerpt: String::new(),
+            retry_after_ms: Some(1500),
+        };
+        assert_eq!(delay_for(&e, 0, &policy), Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn backoff_grows_with_jitter_and_is_capped() {
+        let policy = RetryPolicy {
+            max_retries: 10,
+            base_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(1),
+        };
+        let e = UpstreamError::Status {
+            status: 500,
+            excerpt: String::new(),
+            retry_after_ms: None,
+        };
+        let first = delay_for(&e, 0, &policy);
+        assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(150));
+        let later = delay_for(&e, 8, &policy);
+        assert!(later <= Duration::from_secs(1));
+    }
+}

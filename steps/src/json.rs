@@ -1,0 +1,214 @@
+//! Lazy JSON: objects parsed one level at a time into borrowed raw values,
+//! so a 24 MB page is never turned into a `serde_json::Value` tree. Items
+//! are kept as `Box<RawValue>` (their exact bytes) and only the parts a
+//! projection or filter touches are looked at.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+
+/// One item of a collection, as the upstream sent it.
+pub type RawItem = Box<RawValue>;
+
+/// An object key, borrowed from the input unless it had escapes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Key<'a>(pub Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// An object parsed one level deep: keys and raw values, in document order.
+#[derive(Debug, Default)]
+pub struct RawObject<'a> {
+    pub fields: Vec<(Key<'a>, &'a RawValue)>,
+}
+
+impl<'a> RawObject<'a> {
+    /// The raw value of `key`, if present (the last one wins on duplicates).
+    pub fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.fields
+            .iter()
+            .rev()
+            .find(|(k, _)| k.0 == key)
+            .map(|(_, v)| *v)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.fields.iter().any(|(k, _)| k.0 == key)
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.fields.iter().map(|(k, _)| k.0.as_ref())
+    }
+}
+
+impl<'de> Deserialize<'de> for RawObject<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjVisitor;
+        impl<'de> Visitor<'de> for ObjVisitor {
+            type Value = RawObject<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                while let Some(key) = map.next_key::<Key<'de>>()? {
+                    let value: &'de RawValue = map.next_value()?;
+                    fields.push((key, value));
+                }
+                Ok(RawObject { fields })
+            }
+        }
+        d.deserialize_map(ObjVisitor)
+    }
+}
+
+/// An array parsed one level deep.
+struct RawArray<'a>(Vec<&'a RawValue>);
+
+impl<'de> Deserialize<'de> for RawArray<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ArrVisitor;
+        impl<'de> Visitor<'de> for ArrVisitor {
+            type Value = RawArray<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(16));
+                while let Some(v) = seq.next_element::<&'de RawValue>()? {
+                    out.push(v);
+                }
+                Ok(RawArray(out))
+            }
+        }
+        d.deserialize_seq(ArrVisitor)
+    }
+}
+
+/// The kind of a raw JSON value, read from its first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Object,
+    Array,
+    String,
+    Number,
+    Bool,
+    Null,
+}
+
+pub fn kind(raw: &RawValue) -> Kind {
+    match raw.get().trim_start().as_bytes().first() {
+        Some(b'{') => Kind::Object,
+        Some(b'[') => Kind::Array,
+        Some(b'"') => Kind::String,
+        Some(b't' | b'f') => Kind::Bool,
+        Some(b'n') | None => Kind::Null,
+        Some(_) => Kind::Number,
+    }
+}
+
+/// Parses one level of an object; `None` when `raw` is not an object.
+pub fn object(raw: &RawValue) -> Option<RawObject<'_>> {
+    if kind(raw) != Kind::Object {
+        return None;
+    }
+    serde_json::from_str(raw.get()).ok()
+}
+
+/// Parses one level of an array; `None` when `raw` is not an array.
+pub fn array(raw: &RawValue) -> Option<Vec<&RawValue>> {
+    if kind(raw) != Kind::Array {
+        return None;
+    }
+    serde_json::from_str::<RawArray>(raw.get()).ok().map(|a| a.0)
+}
+
+/// Writes `s` as a JSON string literal.
+pub fn write_str(out: &mut String, s: &str) {
+    // serde_json's escaping is the reference; a String writer cannot fail.
+    match serde_json::to_string(s) {
+        Ok(quoted) => out.push_str(&quoted),
+        Err(_) => out.push_str("\"\""),
+    }
+}
+
+/// Turns text the caller built into a raw value. The text must be JSON that
+/// this module wrote; if it somehow is not, `null` stands in.
+pub fn to_raw(text: String) -> RawItem {
+    RawValue::from_string(text).unwrap_or_else(|_| null())
+}
+
+pub fn null() -> RawItem {
+    RawValue::from_string("null".to_string()).unwrap_or_else(|_| unreachable_null())
+}
+
+fn unreachable_null() -> RawItem {
+    // `null` always parses; this only satisfies the type checker.
+    serde_json::value::to_raw_value(&serde_json::Value::Null).unwrap_or_default()
+}
+
+/// Parses a small raw value (a leaf a filter looks at) into a `Value`.
+pub fn leaf(raw: &RawValue) -> serde_json::Value {
+    serde_json::from_str(raw.get()).unwrap_or(serde_json::Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_keeps_order_and_raw_values() {
+        let raw: Box<RawValue> =
+            serde_json::from_str(r#"{"b":1,"a":{"x":[1,2]},"c\"q":"s"}"#).unwrap();
+        let obj = object(&raw).unwrap();
+        let keys: Vec<&str> = obj.keys().collect();
+        assert_eq!(keys, vec!["b", "a", "c\"q"]);
+        assert_eq!(obj.get("a").unwrap().get(), r#"{"x":[1,2]}"#);
+        assert!(object(obj.get("b").unwrap()).is_none());
+    }
+
+    #[test]
+    fn kinds() {
+        for (text, k) in [
+            ("{}", Kind::Object),
+            ("[1]", Kind::Array),
+            ("\"x\"", Kind::String),
+            ("-1.5", Kind::Number),
+            ("true", Kind::Bool),
+            ("null", Kind::Null),
+        ] {
+            let raw: Box<RawValue> = serde_json::from_str(text).unwrap();
+            assert_eq!(kind(&raw), k, "{text}");
+        }
+    }
+
+    #[test]
+    fn array_elements() {
+        let raw: Box<RawValue> = serde_json::from_str(r#"[ {"a":1} , 2 ]"#).unwrap();
+        let items = array(&raw).unwrap();
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].get(), r#"{"a":1}"#);
+    }
+}

@@ -1,0 +1,27 @@
+//! dragnet-steps owns one tool call, end to end: importing OpenAPI documents
+//! into tools, building and sending HTTP requests with retries, and the loop
+//! layer that walks every page, fans out over values, filters, projects and
+//! states whether the result is complete. It knows nothing of workflows or
+//! agents: callers hand it a `ToolCall` and get a `LoopResult` back, which
+//! renders for agents (`_pagingComplete`…) or workflows (`_loop`).
+#![forbid(unsafe_code)]
+
+pub mod args;
+pub mod call;
+pub mod error;
+pub mod http;
+pub mod json;
+pub mod looping;
+pub mod openapi;
+pub mod progress;
+pub mod result;
+pub mod tool;
+mod verdict_note;
+
+pub use call::{execute, Runtime, ToolCall};
+pub use error::{Error, UpstreamError};
+pub use looping::budget::{Limits, RetryPolicy};
+pub use looping::options::LoopOptions;
+pub use looping::verdict::{StopReason, Verdict};
+pub use result::{LoopResult, Payload};
+pub use tool::{Tool, Toolkit};

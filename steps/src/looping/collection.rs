@@ -1,0 +1,362 @@
+//! Finding the collection in a response (SPEC §3.2).
+
+/// Keys that name a collection, at the top level or one level down.
+pub const COLLECTION_KEYS: [&str; 16] = [
+    "data",
+    "items",
+    "results",
+    "records",
+    "entries",
+    "rows",
+    "values",
+    "value",
+    "content",
+    "objects",
+    "elements",
+    "nodes",
+    "hits",
+    "resources",
+    "Resources",
+    "list",
+];
+
+/// Keys that never hold the collection.
+pub const METADATA_KEYS: [&str; 8] = [
+    "meta",
+    "metadata",
+    "pagination",
+    "paging",
+    "links",
+    "_links",
+    "included",
+    "errors",
+];
+
+use serde_json::value::RawValue;
+
+use crate::json::{self, Kind, RawItem, RawObject};
+
+/// Keys that declare how many rows the collection has in all.
+pub const TOTAL_KEYS: [&str; 6] = [
+    "total",
+    "total_count",
+    "totalCount",
+    "count",
+    "totalResults",
+    "@odata.count",
+];
+/// Envelope objects that may hold a total or a next-page hint.
+const TOTAL_HOLDERS: [&str; 2] = ["meta", "pagination"];
+/// Keys whose truthy value says the upstream has more rows after this page.
+const NEXT_KEYS: [&str; 9] = [
+    "has_more",
+    "hasMore",
+    "next",
+    "next_cursor",
+    "nextCursor",
+    "nextPageToken",
+    "next_page_token",
+    "@odata.nextLink",
+    "nextLink",
+];
+
+/// Where the collection sits: `[]` for a top-level array, else object keys.
+pub type ItemsPath = Vec<String>;
+
+pub fn path_text(path: &[String]) -> String {
+    if path.is_empty() {
+        "$".to_string()
+    } else {
+        path.join(".")
+    }
+}
+
+/// The parts of a response around its collection, kept raw.
+#[derive(Debug)]
+pub enum Envelope {
+    /// The response is the collection itself.
+    Bare,
+    /// An object; the field on the path holds the collection.
+    Object(Vec<(String, EnvelopeField)>),
+}
+
+#[derive(Debug)]
+pub enum EnvelopeField {
+    Raw(RawItem),
+    /// The object on the way to the collection.
+    Nested(Vec<(String, EnvelopeField)>),
+    /// The collection's place.
+    Collection,
+}
+
+/// One page of a response, split into its parts.
+#[derive(Debug)]
+pub struct Page<'a> {
+    pub items: Vec<&'a RawValue>,
+    /// The total the page declares, if any.
+    pub total: Option<u64>,
+    /// What the page says about more rows (has_more, next cursor…).
+    pub next_hint: Option<bool>,
+}
+
+/// Finds the collection on page one (SPEC §3.2, in order): an explicit path,
+/// the path the response schema declares, a top-level array, a known key at
+/// the top, a known key one level down, the single array of objects near the
+/// top. `None` when the response has no collection.
+pub fn locate(
+    root: &RawValue,
+    explicit: Option<&[String]>,
+    declared: Option<&[String]>,
+) -> Option<ItemsPath> {
+    if let Some(path) = explicit {
+        return resolve(root, path).map(|_| path.to_vec());
+    }
+    if let Some(path) = declared {
+        if resolve(root, path).is_some() {
+            return Some(path.to_vec());
+        }
+    }
+    if json::kind(root) == Kind::Array {
+        return Some(Vec::new());
+    }
+    let top = json::object(root)?;
+    if let Some(key) = known_array_key(&top) {
+        return Some(vec![key]);
+    }
+    for (key, value) in &top.fields {
+        if is_metadata(&key.0) {
+            continue;
+        }
+        if let Some(inner) = json::object(value) {
+            if let Some(inner_key) = known_array_key(&inner) {
+                return Some(vec![key.0.to_string(), inner_key]);
+            }
+        }
+    }
+    single_array_of_objects(&top)
+}
+
+/// The array at `path`, parsed one level; `None` if the path does not lead
+/// to an array.
+pub fn resolve<'a>(root: &'a RawValue, path: &[String]) -> Option<Vec<&'a RawValue>> {
+    let mut current = root;
+    for key in path {
+        current = json::object(current)?.get(key)?;
+    }
+    json::array(current)
+}
+
+/// Splits a page along `path` (found on page one) into items, total and
+/// next-page hint. `None` when the page lacks the collection.
+pub fn split<'a>(root: &'a RawValue, path: &[String]) -> Option<Page<'a>> {
+    let items = resolve(root, path)?;
+    let top = json::object(root);
+    Some(Page {
+        items,
+        total: top.as_ref().and_then(declared_total),
+        next_hint: top.as_ref().and_then(next_hint),
+    })
+}
+
+/// Builds the envelope of page one around `path`.
+pub fn envelope(root: &RawValue, path: &[String]) -> Envelope {
+    match path.split_first() {
+        None => Envelope::Bare,
+        Some(_) => Envelope::Object(fields_around(root, path)),
+    }
+}
+
+fn fields_around(raw: &RawValue, path: &[String]) -> Vec<(String, EnvelopeField)> {
+    let Some(obj) = json::object(raw) else {
+        return Vec::new();
+    };
+    obj.fields
+        .iter()
+        .map(|(key, value)| {
+            let field = match path.split_first() {
+                Some((head, rest)) if *head == key.0 => {
+                    if rest.is_empty() {
+                        EnvelopeField::Collection
+                    } else {
+                        EnvelopeField::Nested(fields_around(value, rest))
+                    }
+                }
+                _ => EnvelopeField::Raw((*value).to_owned()),
+            };
+            (key.0.to_string(), field)
+        })
+        .collect()
+}
+
+/// The declared total at the top level or in `meta`/`pagination`.
+pub fn declared_total(top: &RawObject) -> Option<u64> {
+    let direct = TOTAL_KEYS
+        .iter()
+        .find_map(|k| top.get(k).and_then(as_count));
+    direct.or_else(|| {
+        TOTAL_HOLDERS.iter().find_map(|holder| {
+            let inner = json::object(top.get(holder)?)?;
+            TOTAL_KEYS
+                .iter()
+                .find_map(|k| inner.get(k).and_then(as_count))
+        })
+    })
+}
+
+/// `Some(true)` when the page says more rows follow, `Some(false)` when it
+/// says none do, `None` when it says nothing.
+pub fn next_hint(top: &RawObject) -> Option<bool> {
+    let look = |obj: &RawObject| -> Option<bool> {
+        NEXT_KEYS.iter().find_map(|k| {
+            obj.get(k).map(|v| match json::kind(v) {
+                Kind::Null => false,
+                Kind::Bool => v.get().trim() == "true",
+                Kind::String => v.get().trim() != "\"\"",
+                _ => true,
+            })
+        })
+    };
+    look(top).or_else(|| {
+        TOTAL_HOLDERS
+            .iter()
+            .find_map(|holder| json::object(top.get(holder)?).and_then(|o| look(&o)))
+    })
+}
+
+fn as_count(raw: &RawValue) -> Option<u64> {
+    let text = raw.get().trim();
+    let text = text.trim_matches('"');
+    text.parse::<u64>()
+        .ok()
+        .or_else(|| text.parse::<f64>().ok().filter(|f| *f >= 0.0).map(|f| f as u64))
+}
+
+fn is_metadata(key: &str) -> bool {
+    METADATA_KEYS.contains(&key)
+}
+
+fn known_array_key(obj: &RawObject) -> Option<String> {
+    obj.fields
+        .iter()
+        .find(|(k, v)| {
+            COLLECTION_KEYS.contains(&k.0.as_ref())
+                && !is_metadata(&k.0)
+                && json::kind(v) == Kind::Array
+        })
+        .map(|(k, _)| k.0.to_string())
+}
+
+/// The one array of objects at the top or one level down, if exactly one.
+fn single_array_of_objects(top: &RawObject) -> Option<ItemsPath> {
+    let mut found: Vec<ItemsPath> = Vec::new();
+    for (key, value) in &top.fields {
+        if is_metadata(&key.0) {
+            continue;
+        }
+        if is_array_of_objects(value) {
+            found.push(vec![key.0.to_string()]);
+        } else if let Some(inner) = json::object(value) {
+            for (inner_key, inner_value) in &inner.fields {
+                if !is_metadata(&inner_key.0) && is_array_of_objects(inner_value) {
+                    found.push(vec![key.0.to_string(), inner_key.0.to_string()]);
+                }
+            }
+        }
+        if found.len() > 1 {
+            return None;
+        }
+    }
+    found.pop()
+}
+
+fn is_array_of_objects(raw: &RawValue) -> bool {
+    if json::kind(raw) != Kind::Array {
+        return false;
+    }
+    let inner = raw.get().trim_start();
+    inner[1..].trim_start().starts_with('{')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        serde_json::from_str(text).unwrap()
+    }
+    fn path(p: &[&str]) -> Option<ItemsPath> {
+        Some(p.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn order_of_rules() {
+        assert_eq!(locate(&raw("[1,2]"), None, None), path(&[]));
+        assert_eq!(
+            locate(&raw(r#"{"meta":{"total":3},"data":[{"a":1}]}"#), None, None),
+            path(&["data"])
+        );
+        // metadata keys never hold the collection
+        assert_eq!(
+            locate(&raw(r#"{"links":[{"a":1}],"errors":[{"a":1}]}"#), None, None),
+            None
+        );
+        assert_eq!(
+            locate(
+                &raw(r#"{"response":{"hits":[{"a":1}]},"meta":{}}"#),
+                None,
+                None
+            ),
+            path(&["response", "hits"])
+        );
+        assert_eq!(
+            locate(&raw(r#"{"orders":[{"a":1}],"tags":["x"]}"#), None, None),
+            path(&["orders"])
+        );
+        // two candidate arrays of objects: ambiguous, no collection
+        assert_eq!(
+            locate(&raw(r#"{"orders":[{"a":1}],"users":[{"b":1}]}"#), None, None),
+            None
+        );
+        assert_eq!(locate(&raw(r#"{"id":1}"#), None, None), None);
+    }
+
+    #[test]
+    fn explicit_and_declared_paths_win() {
+        let doc = raw(r#"{"data":[1],"other":{"rows":[{"x":1}]}}"#);
+        let explicit = vec!["other".to_string(), "rows".to_string()];
+        assert_eq!(locate(&doc, Some(&explicit), None), Some(explicit.clone()));
+        assert_eq!(locate(&doc, None, Some(&explicit)), Some(explicit));
+        // a declared path that is not there falls back to the heuristics
+        assert_eq!(
+            locate(&doc, None, Some(&["nope".to_string()])),
+            path(&["data"])
+        );
+        assert_eq!(locate(&doc, Some(&["nope".to_string()]), None), None);
+    }
+
+    #[test]
+    fn totals_and_hints() {
+        let doc = raw(r#"{"data":[],"meta":{"total":"42"},"has_more":false}"#);
+        let page = split(&doc, &["data".to_string()]).unwrap();
+        assert_eq!(page.total, Some(42));
+        assert_eq!(page.next_hint, Some(false));
+        let doc = raw(r#"{"value":[],"@odata.count":7,"next_cursor":"abc"}"#);
+        let page = split(&doc, &["value".to_string()]).unwrap();
+        assert_eq!(page.total, Some(7));
+        assert_eq!(page.next_hint, Some(true));
+        assert!(split(&doc, &["data".to_string()]).is_none());
+    }
+
+    #[test]
+    fn envelope_marks_the_collection() {
+        let doc = raw(r#"{"a":1,"wrap":{"items":[1],"n":2}}"#);
+        let Envelope::Object(fields) = envelope(&doc, &["wrap".into(), "items".into()]) else {
+            panic!()
+        };
+        assert!(matches!(fields[0].1, EnvelopeField::Raw(_)));
+        let EnvelopeField::Nested(inner) = &fields[1].1 else {
+            panic!()
+        };
+        assert!(matches!(inner[0].1, EnvelopeField::Collection));
+    }
+}

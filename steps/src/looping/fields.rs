@@ -1,0 +1,216 @@
+//! `_fields` projection (SPEC §3.5): every item is cut down to the listed
+//! dot-paths, keeping nesting and mapping over arrays on the way. Works on
+//! raw items, touching only the parts the paths name.
+
+use serde_json::value::RawValue;
+
+use crate::json::{self, Kind, RawItem};
+
+/// A validated list of dot-paths, as a tree (`customer.name` and
+/// `customer.email` share the `customer` node).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projection {
+    paths: Vec<String>,
+    root: Node,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Node {
+    /// Children in first-mention order; a leaf has none.
+    children: Vec<(String, Node)>,
+    /// Index into `paths` when a path ends here.
+    ends: Vec<usize>,
+}
+
+/// Paths that matched nothing on any item, with what the items hold instead.
+#[derive(Debug, Clone)]
+pub struct UnmatchedFields {
+    pub fields: Vec<String>,
+    /// The real top-level keys of the items (union, first-seen order).
+    pub available_keys: Vec<String>,
+    /// One unprojected item, for the caller to see the real shape.
+    pub sample_item: Option<RawItem>,
+}
+
+impl Projection {
+    /// Parses dot-paths; an empty path or an empty segment is an error.
+    pub fn new(paths: &[String]) -> Result<Self, String> {
+        let mut root = Node::default();
+        for (index, path) in paths.iter().enumerate() {
+            let path = path.trim();
+            if path.is_empty() || path.split('.').any(str::is_empty) {
+                return Err(format!("`{path}` is not a dot-path like `customer.name`"));
+            }
+            let mut node = &mut root;
+            for segment in path.split('.') {
+                let pos = match node.children.iter().position(|(k, _)| k == segment) {
+                    Some(pos) => pos,
+                    None => {
+                        node.children.push((segment.to_string(), Node::default()));
+                        node.children.len() - 1
+                    }
+                };
+                node = &mut node.children[pos].1;
+            }
+            node.ends.push(index);
+        }
+        Ok(Projection {
+            paths: paths.iter().map(|p| p.trim().to_string()).collect(),
+            root,
+        })
+    }
+
+    pub fn paths(&self) -> &[String] {
+        &self.paths
+    }
+
+    /// Projects every item; also reports the paths that matched no item.
+    pub fn apply<'a, I>(&self, items: I) -> (Vec<RawItem>, Option<UnmatchedFields>)
+    where
+        I: IntoIterator<Item = &'a RawValue>,
+    {
+        let mut matched = vec![false; self.paths.len()];
+        let mut out = Vec::new();
+        let mut sample: Option<RawItem> = None;
+        let mut keys: Vec<String> = Vec::new();
+        for item in items {
+            if sample.is_none() {
+                sample = Some(item.to_owned());
+            }
+            if keys.len() < 200 {
+                if let Some(obj) = json::object(item) {
+                    for k in obj.keys() {
+                        if !keys.iter().any(|have| have == k) {
+                            keys.push(k.to_string());
+                        }
+                    }
+                }
+            }
+            let mut text = String::with_capacity(64);
+            project(item, &self.root, &mut text, &mut matched);
+            out.push(json::to_raw(text));
+        }
+        let unmatched: Vec<String> = self
+            .paths
+            .iter()
+            .zip(&matched)
+            .filter(|(_, m)| !**m)
+            .map(|(p, _)| p.clone())
+            .collect();
+        let report = (!unmatched.is_empty()).then(|| UnmatchedFields {
+            fields: unmatched,
+            available_keys: keys,
+            sample_item: sample,
+        });
+        (out, report)
+    }
+}
+
+/// Writes the projection of `value` through `node`.
+fn project(value: &RawValue, node: &Node, out: &mut String, matched: &mut [bool]) {
+    match json::kind(value) {
+        Kind::Object => {
+            let obj = json::object(value).unwrap_or_default();
+            out.push('{');
+            for (i, (key, child)) in node.children.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json::write_str(out, key);
+                out.push(':');
+                match obj.get(key) {
+                    Some(inner) => {
+                        mark(child, matched);
+                        if child.children.is_empty() {
+                            out.push_str(inner.get());
+                        } else {
+                            project(inner, child, out, matched);
+                        }
+                    }
+                    None => out.push_str("null"),
+                }
+            }
+            out.push('}');
+        }
+        Kind::Array => {
+            let elements = json::array(value).unwrap_or_default();
+            out.push('[');
+            for (i, element) in elements.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                project(element, node, out, matched);
+            }
+            out.push(']');
+        }
+        // A path that goes on past a scalar resolves to nothing.
+        _ => out.push_str("null"),
+    }
+}
+
+/// A path counts as matched once its last segment was found on some item.
+fn mark(node: &Node, matched: &mut [bool]) {
+    for &i in &node.ends {
+        if let Some(m) = matched.get_mut(i) {
+            *m = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items(text: &str) -> Vec<Box<RawValue>> {
+        serde_json::from_str(text).unwrap()
+    }
+    fn project_all(paths: &[&str], text: &str) -> (Vec<String>, Option<UnmatchedFields>) {
+        let p = Projection::new(&paths.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+        let items = items(text);
+        let (out, unmatched) = p.apply(items.iter().map(|b| b.as_ref()));
+        (out.iter().map(|r| r.get().to_string()).collect(), unmatched)
+    }
+
+    #[test]
+    fn keeps_nesting_and_maps_arrays() {
+        let (out, unmatched) = project_all(
+            &["id", "customer.name", "lines.sku"],
+            r#"[{"id":1,"total":5,"customer":{"name":"Ann","email":"a@x"},
+                "lines":[{"sku":"A","qty":1},{"sku":"B","qty":2}]}]"#,
+        );
+        assert_eq!(
+            out[0],
+            r#"{"id":1,"customer":{"name":"Ann"},"lines":[{"sku":"A"},{"sku":"B"}]}"#
+        );
+        assert!(unmatched.is_none());
+    }
+
+    #[test]
+    fn missing_paths_are_null_and_reported_when_unmatched_everywhere() {
+        let (out, unmatched) = project_all(
+            &["id", "custmer.name", "note"],
+            r#"[{"id":1,"note":"x"},{"id":2}]"#,
+        );
+        assert_eq!(out[0], r#"{"id":1,"custmer":null,"note":"x"}"#);
+        assert_eq!(out[1], r#"{"id":2,"custmer":null,"note":null}"#);
+        let u = unmatched.unwrap();
+        assert_eq!(u.fields, vec!["custmer.name"]);
+        assert_eq!(u.available_keys, vec!["id", "note"]);
+        assert_eq!(u.sample_item.unwrap().get(), r#"{"id":1,"note":"x"}"#);
+    }
+
+    #[test]
+    fn rejects_bad_paths() {
+        assert!(Projection::new(&["a..b".to_string()]).is_err());
+        assert!(Projection::new(&["".to_string()]).is_err());
+    }
+
+    #[test]
+    fn escaped_keys_and_duplicate_prefixes() {
+        let (out, _) = project_all(
+            &["a.b", "a.c", "q\"k"],
+            r#"[{"a":{"b":1,"c":2,"d":3},"q\"k":true}]"#,
+        );
+        assert_eq!(out[0], r#"{"a":{"b":1,"c":2},"q\"k":true}"#);
+    }
+}

@@ -1,0 +1,14 @@
+//! The loop layer (SPEC §3): detection, collection finding, the walk, the
+//! fan-out, filtering, projection and the verdict.
+
+pub mod budget;
+pub mod collection;
+pub mod detect;
+pub mod fields;
+pub mod filter;
+pub mod for_each;
+pub mod options;
+pub mod page_plan;
+pub mod shape;
+pub mod verdict;
+pub mod walk;

@@ -1,0 +1,354 @@
+//! The walk (SPEC §3.3): one collection fetched page after page, never in
+//! parallel, until a short page the guards accept as the end, or a bound.
+//! Items are kept raw; each page's bytes are dropped once split.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::budget::Budget;
+use super::collection::{self, Envelope, ItemsPath};
+use super::detect::Walkability;
+use super::for_each;
+use super::page_plan::{get_path, PagePlan};
+use super::verdict::StopReason;
+use crate::error::excerpt;
+use crate::http::{send_with_retry, FetchError, RawResponse, Upstream};
+use crate::json::RawItem;
+use crate::progress::{ProgressEvent, Throttled};
+use crate::{Tool, UpstreamError};
+
+/// Everything gathered so far in one call, across `_for_each` values.
+#[derive(Debug, Default)]
+pub struct Gathered {
+    /// Set once page one of the first value was looked at.
+    pub located: bool,
+    /// The collection's path; `None` after `located` means no collection.
+    pub path: Option<ItemsPath>,
+    pub envelope: Option<Envelope>,
+    pub items: Vec<RawItem>,
+    /// A response without a collection (outside a fan-out).
+    pub single: Option<RawItem>,
+}
+
+/// How fetching one collection (one value's worth) ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    pub complete: bool,
+    pub likely_more: bool,
+    pub stopped_by: Option<StopReason>,
+    pub pages: u32,
+    pub items: usize,
+    /// Extra words for the note (an error, a total mismatch).
+    pub detail: Option<String>,
+}
+
+impl Outcome {
+    fn stop(mut self, reason: StopReason, detail: Option<String>) -> Self {
+        self.complete = false;
+        self.likely_more = !matches!(reason, StopReason::UpstreamError) || self.pages > 0;
+        self.stopped_by = Some(reason);
+        if detail.is_some() {
+            self.detail = detail;
+        }
+        self
+    }
+
+    fn done(mut self) -> Self {
+        self.complete = true;
+        self.likely_more = false;
+        self.stopped_by = None;
+        self
+    }
+}
+
+/// The state one call walks with.
+pub struct Walker<'a, U> {
+    pub upstream: &'a U,
+    pub tool: &'a Tool,
+    pub all_pages: bool,
+    pub explicit_path: Option<&'a [String]>,
+    /// The fan-out key, when rows are tagged with their value.
+    pub tag_key: Option<&'a str>,
+    pub budget: Budget,
+    pub gathered: Gathered,
+    pub progress: Throttled<'a>,
+    pub cancel: CancellationToken,
+}
+
+impl<U: Upstream> Walker<'_, U> {
+    /// Fetches one collection: every page when walking, else one. `Err`
+    /// only when the first request failed and nothing was fetched.
+    pub async fn collect(
+        &mut self,
+        mut args: Map<String, Value>,
+        value: Option<&Value>,
+    ) -> Result<Outcome, UpstreamError> {
+        let paging = if self.all_pages {
+            self.tool.paging()
+        } else {
+            None
+        };
+        let mut plan = paging.map(|p| PagePlan::new(p, &args));
+        let mut expected = plan.as_ref().map_or(0, |p| p.size as usize);
+        let mut probed = false;
+        let mut total: Option<u64> = None;
+        let mut previous: Option<Vec<u64>> = None;
+        let mut out = Outcome::default();
+        loop {
+            if self.cancel.is_cancelled() {
+                return Ok(out.stop(StopReason::Cancelled, None));
+            }
+            if let Some(plan) = &plan {
+                plan.apply(&mut args);
+            }
+            let response = match self.fetch(&args).await {
+                Ok(r) => r,
+                Err(FetchError::Stopped(reason)) => return Ok(out.stop(reason, None)),
+                Err(FetchError::Upstream(e)) => return self.failed(out, e),
+            };
+            let text = match parse_body(&response) {
+                Ok(t) => t,
+                Err(e) => return self.failed(out, e),
+            };
+            let root: &RawValue = match serde_json::from_str(text) {
+                Ok(r) => r,
+                Err(e) => return self.failed(out, malformed(&response, &e.to_string())),
+            };
+            if !self.gathered.located {
+                self.locate(root, out.pages + 1)?;
+            }
+            let Some(path) = self.gathered.path.clone() else {
+                // No collection: the response is one item-less result.
+                self.keep_single(root, value);
+                out.pages += 1;
+                self.report(out.pages, value);
+                return Ok(out.done());
+            };
+            let Some(page) = collection::split(root, &path) else {
+                let e = UpstreamError::MissingCollection {
+                    page: out.pages + 1,
+                    path: collection::path_text(&path),
+                };
+                return self.failed(out, e);
+            };
+            if self.gathered.envelope.is_none() {
+                self.gathered.envelope = Some(collection::envelope(root, &path));
+            }
+            out.pages += 1;
+            total = page.total.or(total);
+            let n = page.items.len();
+
+            let Some(plan) = plan.as_mut() else {
+                // One page only: is it everything?
+                let truncated = self.keep(&page.items, value, &mut out);
+                self.report(out.pages, value);
+                if truncated {
+                    return Ok(out.stop(StopReason::Items, None));
+                }
+                return Ok(self.judge_single_page(out, n, total, page.next_hint, &args));
+            };
+
+            if n == 0 {
+                self.report(out.pages, value);
+                return Ok(match total {
+                    Some(t) if (out.items as u64) < t => {
+                        let detail = format!(
+                            "the API declared {t} rows but served {} before an empty page",
+                            out.items
+                        );
+                        out.stop(StopReason::TotalMismatch, Some(detail))
+                    }
+                    _ => out.done(),
+                });
+            }
+            let fingerprint = fingerprint(&page.items);
+            if previous.as_ref() == Some(&fingerprint) {
+                let detail = format!("page {} repeated page {}; its {n} rows were dropped", out.pages, out.pages - 1);
+                self.report(out.pages, value);
+                return Ok(out.stop(StopReason::RepeatedPage, Some(detail)));
+            }
+            let truncated = self.keep(&page.items, value, &mut out);
+            self.report(out.pages, value);
+            if truncated {
+                return Ok(out.stop(StopReason::Items, None));
+            }
+            if n < expected {
+                match total {
+                    // More rows declared: keep walking with the observed size.
+                    Some(t) if (out.items as u64) < t => expected = n,
+                    Some(t) => return Ok(mismatch_note(out, t).done()),
+                    // A short first page may be a silent cap: one more page settles it.
+                    None if out.pages == 1 && !probed => {
+                        probed = true;
+                        expected = n;
+                    }
+                    None => return Ok(out.done()),
+                }
+            } else if let Some(t) = total {
+                if out.items as u64 > t {
+                    out = mismatch_note(out, t);
+                }
+            }
+            if out.pages >= self.budget.limits.max_pages {
+                return Ok(out.stop(StopReason::Pages, None));
+            }
+            if let Some(reason) = self.budget.exhausted() {
+                return Ok(out.stop(reason, None));
+            }
+            plan.advance(n);
+            previous = Some(fingerprint);
+        }
+    }
+
+    async fn fetch(&mut self, args: &Map<String, Value>) -> Result<RawResponse, FetchError> {
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(FetchError::Stopped(StopReason::Cancelled)),
+            r = send_with_retry(self.upstream, self.tool, args, &mut self.budget) => r,
+        }
+    }
+
+    /// Page one of the call: where is the collection?
+    fn locate(&mut self, root: &RawValue, page: u32) -> Result<(), UpstreamError> {
+        let path = collection::locate(
+            root,
+            self.explicit_path,
+            self.tool.response_items_path.as_deref(),
+        );
+        if path.is_none() {
+            if let Some(explicit) = self.explicit_path {
+                return Err(UpstreamError::MissingCollection {
+                    page,
+                    path: collection::path_text(explicit),
+                });
+            }
+        }
+        self.gathered.located = true;
+        self.gathered.path = path;
+        Ok(())
+    }
+
+    /// A failure: an error when nothing was fetched, else a stop.
+    fn failed(&self, out: Outcome, e: UpstreamError) -> Result<Outcome, UpstreamError> {
+        if out.pages == 0 {
+            Err(e)
+        } else {
+            Ok(out.stop(StopReason::UpstreamError, Some(e.to_string())))
+        }
+    }
+
+    /// Keeps items (tagged in a fan-out) within the items bound. Returns
+    /// whether some had to be left out.
+    fn keep(&mut self, items: &[&RawValue], value: Option<&Value>, out: &mut Outcome) -> bool {
+        let room = self.budget.items_left();
+        let take = items.len().min(room);
+        self.gathered.items.reserve(take);
+        for item in &items[..take] {
+            let kept = match (self.tag_key, value) {
+                (Some(key), Some(v)) => for_each::tag(item, key, v),
+                _ => (*item).to_owned(),
+            };
+            self.gathered.items.push(kept);
+        }
+        self.budget.items += take;
+        out.items += take;
+        take < items.len()
+    }
+
+    fn keep_single(&mut self, root: &RawValue, value: Option<&Value>) {
+        match (self.tag_key, value) {
+            (Some(key), Some(v)) => {
+                self.gathered.items.push(for_each::tag(root, key, v));
+                self.budget.items += 1;
+            }
+            _ => self.gathered.single = Some(root.to_owned()),
+        }
+    }
+
+    /// The verdict on a single page: complete only when a total, an explicit
+    /// "no more" or a tool that cannot page at all says so.
+    fn judge_single_page(
+        &self,
+        out: Outcome,
+        n: usize,
+        total: Option<u64>,
+        next_hint: Option<bool>,
+        args: &Map<String, Value>,
+    ) -> Outcome {
+        let complete = match (total, next_hint) {
+            (Some(t), _) => n as u64 >= t,
+            (None, Some(more)) => !more,
+            (None, None) => self.tool.walkability == Walkability::NoPaging,
+        };
+        if complete {
+            return out.done();
+        }
+        let asked = self
+            .tool
+            .paging()
+            .map(|p| {
+                get_path(args, &p.size.arg_path)
+                    .and_then(Value::as_u64)
+                    .or(p.size.default.and_then(|d| u64::try_from(d).ok()))
+            })
+            .unwrap_or(None);
+        let likely_more = match (total, next_hint, asked) {
+            (Some(_), _, _) | (_, Some(true), _) => true,
+            (_, _, Some(size)) => n as u64 >= size,
+            _ => true,
+        };
+        let mut out = out.stop(StopReason::NotWalked, None);
+        out.likely_more = likely_more;
+        out
+    }
+
+    fn report(&mut self, page: u32, value: Option<&Value>) {
+        let event = ProgressEvent {
+            page,
+            pages_max: self.budget.limits.max_pages,
+            items: self.budget.items,
+            requests: self.budget.requests,
+            requests_max: self.budget.limits.max_requests,
+            elapsed_ms: self.budget.elapsed().as_millis() as u64,
+            value: value.cloned(),
+        };
+        self.progress.offer(event);
+    }
+}
+
+fn mismatch_note(mut out: Outcome, declared: u64) -> Outcome {
+    if out.items as u64 != declared {
+        out.detail = Some(format!(
+            "the API declared a total of {declared} but served {}",
+            out.items
+        ));
+    }
+    out
+}
+
+fn fingerprint(items: &[&RawValue]) -> Vec<u64> {
+    items
+        .iter()
+        .map(|item| {
+            let mut h = DefaultHasher::new();
+            item.get().hash(&mut h);
+            h.finish()
+        })
+        .collect()
+}
+
+fn parse_body(response: &RawResponse) -> Result<&str, UpstreamError> {
+    std::str::from_utf8(&response.body).map_err(|e| malformed(response, &e.to_string()))
+}
+
+fn malformed(response: &RawResponse, message: &str) -> UpstreamError {
+    UpstreamError::Malformed {
+        status: response.status,
+        message: message.to_string(),
+        excerpt: excerpt(&response.body),
+    }
+}

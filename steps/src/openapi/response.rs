@@ -1,0 +1,208 @@
+//! Where a success response keeps its collection (`response_items_path`),
+//! read from the response schema without inlining it: `$ref`s are followed
+//! and `allOf` members looked through lazily, so a huge recursive response
+//! schema costs only the few levels this rule inspects.
+
+use serde_json::Value;
+
+use super::body::json_media;
+use super::doc::{child, Doc, Resolved, Version};
+use crate::error::Error;
+use crate::looping::collection::{COLLECTION_KEYS, METADATA_KEYS};
+
+/// `allOf`/`anyOf` nesting looked through before giving up.
+const MAX_VIEW_DEPTH: usize = 8;
+
+/// The dot-path of the collection in the first success response that
+/// declares a schema: `Some(vec![])` for a top-level array.
+pub(crate) fn items_path(
+    doc: &Doc<'_>,
+    operation: &Value,
+    op_pointer: &str,
+) -> Result<Option<Vec<String>>, Error> {
+    let Some(responses) = operation.get("responses").and_then(Value::as_object) else {
+        return Ok(None);
+    };
+    let responses_at = child(op_pointer, "responses");
+    let mut codes: Vec<&String> = Vec::new();
+    for wanted in ["200", "201", "2XX", "2xx"] {
+        codes.extend(responses.keys().filter(|k| k.as_str() == wanted));
+    }
+    let other_2xx: Vec<&String> = responses
+        .keys()
+        .filter(|k| {
+            k.len() == 3
+                && k.starts_with('2')
+                && k.chars().all(|c| c.is_ascii_digit())
+                && !codes.contains(k)
+        })
+        .collect();
+    codes.extend(other_2xx);
+    for code in codes {
+        let Some(response) = responses.get(code) else {
+            continue;
+        };
+        let Resolved::Found(response, at) = doc.deref(response, &child(&responses_at, code))?
+        else {
+            continue;
+        };
+        let schema = match doc.version {
+            Version::Swagger2 => response.get("schema").map(|s| (s, child(&at, "schema"))),
+            Version::OpenApi3 => response
+                .get("content")
+                .and_then(Value::as_object)
+                .and_then(json_media)
+                .and_then(|(media, m)| {
+                    let media_at = child(&child(&at, "content"), media);
+                    m.get("schema").map(|s| (s, child(&media_at, "schema")))
+                }),
+        };
+        if let Some((schema, schema_at)) = schema {
+            return path_in(doc, schema, &schema_at);
+        }
+    }
+    Ok(None)
+}
+
+/// A schema seen through its `$ref`s and `allOf`s: its kind and properties.
+#[derive(Default)]
+struct View<'a> {
+    array: bool,
+    object: bool,
+    /// Items schema of an array, with its pointer.
+    items: Option<(&'a Value, String)>,
+    properties: Vec<(&'a str, &'a Value, String)>,
+}
+
+fn view<'a>(
+    doc: &Doc<'a>,
+    schema: &'a Value,
+    pointer: &str,
+    depth: usize,
+) -> Result<View<'a>, Error> {
+    let mut out = View::default();
+    if depth > MAX_VIEW_DEPTH {
+        return Ok(out);
+    }
+    let Resolved::Found(schema, at) = doc.deref(schema, pointer)? else {
+        return Ok(out);
+    };
+    let Some(obj) = schema.as_object() else {
+        return Ok(out);
+    };
+    let has_type = |name: &str| match obj.get("type") {
+        Some(Value::String(t)) => t == name,
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == name),
+        _ => false,
+    };
+    let untyped = obj.get("type").is_none();
+    out.array = has_type("array") || (untyped && obj.contains_key("items"));
+    out.object = has_type("object") || (untyped && obj.contains_key("properties"));
+    if let Some(items) = obj.get("items") {
+        out.items = Some((items, child(&at, "items")));
+    }
+    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+        let props_at = child(&at, "properties");
+        for (k, v) in props {
+            out.properties.push((k.as_str(), v, child(&props_at, k)));
+        }
+    }
+    if let Some(members) = obj.get("allOf").and_then(Value::as_array) {
+        let all_at = child(&at, "allOf");
+        for (i, member) in members.iter().enumerate() {
+            let inner = view(doc, member, &format!("{all_at}/{i}"), depth + 1)?;
+            absorb(inner, &mut out);
+        }
+    }
+    // `anyOf`/`oneOf` of one real schema and `null` (how 3.1 and some 3.0
+    // documents say "nullable"): look through to that one schema.
+    for key in ["anyOf", "oneOf"] {
+        let Some(members) = obj.get(key).and_then(Value::as_array) else {
+            continue;
+        };
+        let real: Vec<(usize, &Value)> = members
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.get("type").and_then(Value::as_str) != Some("null"))
+            .collect();
+        if let [(i, member)] = real.as_slice() {
+            let inner = view(doc, member, &format!("{}/{i}", child(&at, key)), depth + 1)?;
+            absorb(inner, &mut out);
+        }
+    }
+    Ok(out)
+}
+
+/// Adds what an `allOf` (or nullable `anyOf`) member shows to `out`; the
+/// first declaration of a property wins.
+fn absorb<'a>(inner: View<'a>, out: &mut View<'a>) {
+    out.array |= inner.array;
+    out.object |= inner.object;
+    if out.items.is_none() {
+        out.items = inner.items;
+    }
+    for p in inner.properties {
+        if !out.properties.iter().any(|q| q.0 == p.0) {
+            out.properties.push(p);
+        }
+    }
+}
+
+/// The collection rule of SPEC §3.2 applied to a declared schema.
+fn path_in(doc: &Doc<'_>, schema: &Value, pointer: &str) -> Result<Option<Vec<String>>, Error> {
+    let top = view(doc, schema, pointer, 0)?;
+    if top.array {
+        return Ok(Some(Vec::new()));
+    }
+    if !top.object {
+        return Ok(None);
+    }
+    if let Some(key) = collection_key(doc, &top)? {
+        return Ok(Some(vec![key]));
+    }
+    for (key, sub, at) in &top.properties {
+        if METADATA_KEYS.contains(key) {
+            continue;
+        }
+        let inner = view(doc, sub, at, 1)?;
+        if inner.object {
+            if let Some(inner_key) = collection_key(doc, &inner)? {
+                return Ok(Some(vec![(*key).to_string(), inner_key]));
+            }
+        }
+    }
+    let mut arrays_of_objects = Vec::new();
+    for (key, sub, at) in &top.properties {
+        if METADATA_KEYS.contains(key) {
+            continue;
+        }
+        let inner = view(doc, sub, at, 1)?;
+        if let (true, Some((items, items_at))) = (inner.array, &inner.items) {
+            if view(doc, items, items_at, 2)?.object {
+                arrays_of_objects.push(*key);
+            }
+        }
+    }
+    Ok(match arrays_of_objects.as_slice() {
+        [only] => Some(vec![(*only).to_string()]),
+        _ => None,
+    })
+}
+
+/// The first property (in document order) named like a collection, not
+/// like metadata, whose schema is an array.
+fn collection_key(doc: &Doc<'_>, object: &View<'_>) -> Result<Option<String>, Error> {
+    for (key, sub, at) in &object.properties {
+        if COLLECTION_KEYS.contains(key)
+            && !METADATA_KEYS.contains(key)
+            && view(doc, sub, at, 1)?.array
+        {
+            return Ok(Some((*key).to_string()));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+#[path = "response_tests.rs"]
+mod tests;

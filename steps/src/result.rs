@@ -1,0 +1,200 @@
+//! The result of one call and its two renderings: for agents (the verdict
+//! as `_pagingComplete`, `_likelyMoreRows`, `_note`) and for workflows (the
+//! verdict under `_loop`). Both keep the tool's own payload shape and are
+//! written straight from raw items, without building a JSON tree.
+
+use serde_json::{json, Map, Value};
+
+use crate::json::{self, RawItem};
+use crate::looping::collection::{Envelope, EnvelopeField};
+use crate::looping::fields::UnmatchedFields;
+use crate::looping::verdict::Verdict;
+
+/// What the upstream answered, merged over every page and value.
+#[derive(Debug)]
+pub enum Payload {
+    /// A collection: page one's envelope around all the items.
+    Collection {
+        envelope: Envelope,
+        items: Vec<RawItem>,
+    },
+    /// A fan-out over a tool that returns single objects: one per value.
+    Items(Vec<RawItem>),
+    /// A response without a collection, kept whole.
+    Single(RawItem),
+}
+
+impl Payload {
+    pub fn items(&self) -> &[RawItem] {
+        match self {
+            Payload::Collection { items, .. } | Payload::Items(items) => items,
+            Payload::Single(_) => &[],
+        }
+    }
+}
+
+/// One `_for_each` value that failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForEachError {
+    pub value: Value,
+    pub error: String,
+}
+
+/// Everything one call produced.
+#[derive(Debug)]
+pub struct LoopResult {
+    /// Unprojected and unfiltered: what is stored and cached.
+    pub payload: Payload,
+    /// The items after `_filter` and `_fields`, when either was set.
+    pub shaped: Option<Vec<RawItem>>,
+    pub verdict: Verdict,
+    pub unmatched_fields: Option<UnmatchedFields>,
+    pub for_each_errors: Vec<ForEachError>,
+}
+
+impl LoopResult {
+    /// The items the caller sees (shaped if asked).
+    pub fn visible_items(&self) -> &[RawItem] {
+        self.shaped.as_deref().unwrap_or_else(|| self.payload.items())
+    }
+
+    /// The agent rendering: payload plus `_pagingComplete`, `_likelyMoreRows`,
+    /// `_note` and, when present, `_unmatchedFields` and `_forEachErrors`.
+    pub fn render_agent(&self) -> String {
+        let v = &self.verdict;
+        let mut extra = vec![
+            ("_pagingComplete", json!(v.complete)),
+            ("_likelyMoreRows", json!(v.likely_more_rows)),
+            ("_note", json!(v.note)),
+        ];
+        extra.extend(self.reports());
+        self.render_with(&extra)
+    }
+
+    /// The workflow rendering: payload plus `_loop: {complete, requests,
+    /// itemCount, stoppedBy, note}`.
+    pub fn render_workflow(&self) -> String {
+        let v = &self.verdict;
+        let mut extra = vec![(
+            "_loop",
+            json!({
+                "complete": v.complete,
+                "requests": v.requests,
+                "itemCount": v.item_count,
+                "stoppedBy": v.stopped_by.map(|s| s.as_str()),
+                "note": v.note,
+            }),
+        )];
+        extra.extend(self.reports());
+        self.render_with(&extra)
+    }
+
+    /// `_unmatchedFields` and `_forEachErrors`, when there is anything to say.
+    pub fn reports(&self) -> Vec<(&'static str, Value)> {
+        let mut extra = Vec::new();
+        if let Some(u) = &self.unmatched_fields {
+            let sample = u
+                .sample_item
+                .as_ref()
+                .map(|s| json::leaf(s))
+                .unwrap_or(Value::Null);
+            extra.push((
+                "_unmatchedFields",
+                json!({"fields": u.fields, "availableKeys": u.available_keys, "sampleItem": sample}),
+            ));
+        }
+        if !self.for_each_errors.is_empty() {
+            let errors: Vec<Value> = self
+                .for_each_errors
+                .iter()
+                .map(|e| json!({"value": e.value, "error": e.error}))
+                .collect();
+            extra.push(("_forEachErrors", Value::Array(errors)));
+        }
+        extra
+    }
+
+    fn render_with(&self, extra: &[(&str, Value)]) -> String {
+        let items = self.visible_items();
+        let mut out = String::with_capacity(items.iter().map(|i| i.get().len() + 1).sum::<usize>() + 256);
+        out.push('{');
+        let mut first = true;
+        match &self.payload {
+            Payload::Collection {
+                envelope: Envelope::Object(fields),
+                ..
+            } => write_fields(&mut out, fields, items, &mut first),
+            Payload::Collection {
+                envelope: Envelope::Bare,
+                ..
+            }
+            | Payload::Items(_) => {
+                write_key(&mut out, "items", &mut first);
+                write_items(&mut out, items);
+            }
+            Payload::Single(raw) => match json::object(raw) {
+                Some(obj) => {
+                    for (key, value) in &obj.fields {
+                        if extra.iter().any(|(k, _)| *k == key.0) {
+                            continue;
+                        }
+                        write_key(&mut out, &key.0, &mut first);
+                        out.push_str(value.get());
+                    }
+                }
+                None => {
+                    write_key(&mut out, "result", &mut first);
+                    out.push_str(raw.get());
+                }
+            },
+        }
+        for (key, value) in extra {
+            write_key(&mut out, key, &mut first);
+            out.push_str(&value.to_string());
+        }
+        out.push('}');
+        out
+    }
+}
+
+fn write_key(out: &mut String, key: &str, first: &mut bool) {
+    if !*first {
+        out.push(',');
+    }
+    *first = false;
+    json::write_str(out, key);
+    out.push(':');
+}
+
+fn write_items(out: &mut String, items: &[RawItem]) {
+    out.push('[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(item.get());
+    }
+    out.push(']');
+}
+
+fn write_fields(out: &mut String, fields: &[(String, EnvelopeField)], items: &[RawItem], first: &mut bool) {
+    for (key, field) in fields {
+        write_key(out, key, first);
+        match field {
+            EnvelopeField::Raw(raw) => out.push_str(raw.get()),
+            EnvelopeField::Collection => write_items(out, items),
+            EnvelopeField::Nested(inner) => {
+                out.push('{');
+                let mut inner_first = true;
+                write_fields(out, inner, items, &mut inner_first);
+                out.push('}');
+            }
+        }
+    }
+}
+
+/// Parses a rendering back, for callers that want a tree (tests, small
+/// results). Not for large results.
+pub fn to_value(rendered: &str) -> Value {
+    serde_json::from_str(rendered).unwrap_or(Value::Object(Map::new()))
+}

@@ -1,0 +1,175 @@
+//! The tool model: one callable operation of a provider, as the importer
+//! produced it, with everything the loop layer needs to call and walk it.
+
+use serde_json::Value;
+
+use crate::looping::detect::{Paging, Walkability};
+
+/// HTTP method of an operation. Closed: OpenAPI allows no others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    Get,
+    Put,
+    Post,
+    Delete,
+    Options,
+    Head,
+    Patch,
+    Trace,
+}
+
+impl Method {
+    pub const ALL: [Method; 8] = [
+        Method::Get,
+        Method::Put,
+        Method::Post,
+        Method::Delete,
+        Method::Options,
+        Method::Head,
+        Method::Patch,
+        Method::Trace,
+    ];
+
+    /// The lower-case key OpenAPI uses under a path item.
+    pub fn key(self) -> &'static str {
+        match self {
+            Method::Get => "get",
+            Method::Put => "put",
+            Method::Post => "post",
+            Method::Delete => "delete",
+            Method::Options => "options",
+            Method::Head => "head",
+            Method::Patch => "patch",
+            Method::Trace => "trace",
+        }
+    }
+
+    pub fn as_upper(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Put => "PUT",
+            Method::Post => "POST",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Head => "HEAD",
+            Method::Patch => "PATCH",
+            Method::Trace => "TRACE",
+        }
+    }
+}
+
+/// Where a non-body parameter goes in the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamLocation {
+    Path,
+    Query,
+    Header,
+}
+
+impl ParamLocation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamLocation::Path => "path",
+            ParamLocation::Query => "query",
+            ParamLocation::Header => "header",
+        }
+    }
+}
+
+/// A path, query or header parameter. Its argument has the same name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub location: ParamLocation,
+    pub required: bool,
+    /// JSON Schema of the value, `$ref`s resolved.
+    pub schema: Value,
+}
+
+/// How a request body is encoded on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyEncoding {
+    Json,
+    Form,
+}
+
+/// How a body's arguments appear in the tool's input schema.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BodyArguments {
+    /// Each property of the (object) body schema is a top-level argument.
+    Flattened { properties: Vec<String> },
+    /// The whole body is one argument named `body`.
+    Whole,
+}
+
+/// The request body of an operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Body {
+    pub encoding: BodyEncoding,
+    pub required: bool,
+    /// JSON Schema of the body, `$ref`s resolved.
+    pub schema: Value,
+    pub arguments: BodyArguments,
+}
+
+/// One callable operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    /// Unique within its toolkit, `^[A-Za-z0-9_-]{1,64}$`.
+    pub name: String,
+    pub description: String,
+    pub method: Method,
+    /// Path template relative to the base URL, e.g. `/orders/{id}`.
+    pub path: String,
+    pub params: Vec<Param>,
+    pub body: Option<Body>,
+    /// JSON Schema of the arguments; always `"type": "object"`.
+    pub input_schema: Value,
+    /// Dot-path of the array the 2xx response schema declares, if any
+    /// (empty for a top-level array).
+    pub response_items_path: Option<Vec<String>>,
+    /// Whether and how the tool can be walked (SPEC §3.1).
+    pub walkability: Walkability,
+}
+
+impl Tool {
+    /// The paging parameters when the tool is walkable.
+    pub fn paging(&self) -> Option<&Paging> {
+        match &self.walkability {
+            Walkability::Walkable(paging) => Some(paging),
+            _ => None,
+        }
+    }
+
+    /// Names of every top-level argument, in schema order.
+    pub fn argument_names(&self) -> Vec<String> {
+        match self.input_schema.get("properties").and_then(Value::as_object) {
+            Some(props) => props.keys().cloned().collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The schema of one top-level argument.
+    pub fn argument_schema(&self, name: &str) -> Option<&Value> {
+        self.input_schema.get("properties")?.get(name)
+    }
+
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+}
+
+/// All the tools of one OpenAPI document.
+#[derive(Debug, Clone)]
+pub struct Toolkit {
+    /// Where the document came from (a file path), for messages.
+    pub source: String,
+    pub title: String,
+    pub tools: Vec<Tool>,
+}
+
+impl Toolkit {
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}

@@ -1,0 +1,107 @@
+//! Shared harness for the end-to-end tests: the demo shop on a free port,
+//! its imported toolkit, and calls through the real HTTP upstream with a
+//! fault header and a per-test session.
+#![forbid(unsafe_code)]
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use dragnet_shop::{RecordedRequest, ShopHandle};
+use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
+use dragnet_steps::{openapi, Error, Limits, LoopOptions, LoopResult, RetryPolicy, Runtime, Tool, ToolCall, Toolkit};
+use serde_json::Value;
+
+/// A running shop and its toolkit.
+pub struct Harness {
+    pub shop: ShopHandle,
+    pub toolkit: Toolkit,
+}
+
+static SESSION: AtomicU64 = AtomicU64::new(1);
+
+/// Limits with quick retries, so fault tests do not sleep for long.
+pub fn test_limits() -> Limits {
+    Limits {
+        retry: RetryPolicy {
+            max_retries: 3,
+            base_backoff: Duration::from_millis(10),
+            max_backoff: Duration::from_millis(50),
+        },
+        ..Limits::default()
+    }
+}
+
+impl Harness {
+    pub async fn start() -> Harness {
+        let shop = dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await
+            .expect("the shop starts");
+        let toolkit = openapi::import_file(&dragnet_shop::openapi_path()).expect("the shop document imports");
+        Harness { shop, toolkit }
+    }
+
+    pub fn tool(&self, name: &str) -> &Tool {
+        self.toolkit
+            .tool(name)
+            .unwrap_or_else(|| panic!("the shop has no tool {name}"))
+    }
+
+    /// An upstream that sends `fault` (may be empty) in a fresh session.
+    pub fn upstream(&self, fault: &str) -> HttpUpstream {
+        let session = SESSION.fetch_add(1, Ordering::Relaxed);
+        let mut up = HttpUpstream::new(self.shop.base_url(), Credentials::None)
+            .expect("client")
+            .with_header("X-Shop-Session", Secret::new(format!("s{session}")));
+        if !fault.is_empty() {
+            up = up.with_header("X-Shop-Fault", Secret::new(fault));
+        }
+        up
+    }
+
+    /// Calls `tool` the way an agent does: arguments with reserved ones.
+    pub async fn call(&self, tool: &str, args: Value, fault: &str) -> Result<LoopResult, Error> {
+        self.call_with(tool, args, fault, test_limits()).await
+    }
+
+    pub async fn call_with(&self, tool: &str, args: Value, fault: &str, limits: Limits) -> Result<LoopResult, Error> {
+        let Value::Object(map) = args else {
+            panic!("arguments are an object")
+        };
+        let (arguments, options) = LoopOptions::split_reserved(map)?;
+        let call = ToolCall {
+            tool: self.tool(tool),
+            arguments,
+            options,
+            limits,
+        };
+        dragnet_steps::execute(call, &self.upstream(fault), &Runtime::quiet()).await
+    }
+
+    /// The requests the shop received, oldest first.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shop.requests()
+    }
+}
+
+/// The visible items of a result as JSON values.
+pub fn items(result: &LoopResult) -> Vec<Value> {
+    result
+        .visible_items()
+        .iter()
+        .map(|i| serde_json::from_str(i.get()).expect("items are JSON"))
+        .collect()
+}
+
+/// The `id` of every visible item.
+pub fn ids(result: &LoopResult) -> Vec<i64> {
+    items(result)
+        .iter()
+        .map(|i| i.get("id").and_then(Value::as_i64).expect("items have integer ids"))
+        .collect()
+}
+
+/// The agent rendering parsed back.
+pub fn agent_view(result: &LoopResult) -> Value {
+    serde_json::from_str(&result.render_agent()).expect("the rendering is JSON")
+}
