@@ -55,7 +55,9 @@ async fn bench(mode: Mode, shape: Shape) -> Result<()> {
     let shop = dragnet_shop::start(addr).await?;
     let base = shop.base_url().to_string();
     let toolkit = openapi::import_file(&dragnet_shop::openapi_path())?;
-    let tool = toolkit.tool(TOOL).context("the shop document lacks listOrdersOData")?;
+    let tool = toolkit
+        .tool(TOOL)
+        .context("the shop document lacks listOrdersOData")?;
     let upstream = HttpUpstream::new(&base, Credentials::None)?;
     let client = reqwest::Client::builder().build()?;
     let urls: Vec<String> = (0..shape.pages)
@@ -71,7 +73,10 @@ async fn bench(mode: Mode, shape: Shape) -> Result<()> {
         shape.pages, shape.size
     ));
     report::info("upstream", "demo shop, in process, 2 tokio workers");
-    report::info("runs", &format!("{warmup} warm-up + {runs} measured, interleaved"));
+    report::info(
+        "runs",
+        &format!("{warmup} warm-up + {runs} measured, interleaved"),
+    );
 
     let mut base_series = Series::default();
     let mut ours = Series::default();
@@ -81,7 +86,7 @@ async fn bench(mode: Mode, shape: Shape) -> Result<()> {
         shop.clear_requests();
         let (kept, b) = sample_async(&HEAP, fetch_loop(&client, &urls)).await;
         let kept = kept?;
-        raw_bytes = kept.iter().map(|body| body.len()).sum();
+        raw_bytes = kept.iter().map(|body| body.as_ref().len()).sum();
         drop(kept);
         shop.clear_requests();
         let (result, d) = sample_async(&HEAP, walk(tool, &upstream, &quiet, shape)).await;
@@ -122,16 +127,26 @@ async fn bench(mode: Mode, shape: Shape) -> Result<()> {
     );
     report::info("note", &v.note);
     report::info("raw bytes fetched (per side)", &report::mb(raw));
+    report::info("baseline runs (ms)", &report::runs(&base_series));
+    report::info("dragnet runs (ms)", &report::runs(&ours));
     report::result("baseline fetch loop: time", &report::millis(&bt));
     report::result("dragnet walk: time", &report::millis(&dt));
     report::result("dragnet/baseline time", &report::ratio(&slowdown));
     report::result(
         "baseline heap peak (keeps the bodies)",
-        &format!("{} = {:.2}x raw bytes", report::mb(bp.median), bp.median / raw),
+        &format!(
+            "{} = {:.2}x raw bytes",
+            report::mb(bp.median),
+            bp.median / raw
+        ),
     );
     report::result(
         "dragnet heap peak",
-        &format!("{} = {:.2}x raw bytes", report::mb(dp.median), dp.median / raw),
+        &format!(
+            "{} = {:.2}x raw bytes",
+            report::mb(dp.median),
+            dp.median / raw
+        ),
     );
     let ratio_of_medians = dt.median / bt.median;
     report::target(

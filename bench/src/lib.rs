@@ -48,7 +48,12 @@ mod tests {
 
     #[test]
     fn mode_follows_the_bench_flag() {
-        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>().into_iter();
+        let args = |a: &[&str]| {
+            a.iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .into_iter()
+        };
         assert_eq!(Mode::from_args(args(&["shape", "--bench"])), Mode::Full);
         assert_eq!(Mode::from_args(args(&["shape"])), Mode::Smoke);
         assert_eq!(Mode::Smoke.runs(), (0, 1));

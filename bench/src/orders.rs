@@ -49,7 +49,15 @@ mod tests {
         assert_eq!(data.len(), page.items);
         assert_eq!(v["meta"]["total"], page.items);
         let first = &data[0];
-        for key in ["id", "status", "total", "created_at", "property_id", "customer", "lines"] {
+        for key in [
+            "id",
+            "status",
+            "total",
+            "created_at",
+            "property_id",
+            "customer",
+            "lines",
+        ] {
             assert!(first.get(key).is_some(), "missing {key}");
         }
         assert!(first["customer"]["name"].is_string());

@@ -1,7 +1,7 @@
 //! Result lines: fixed-width, one fact per line, so a run can be read by a
 //! person and grepped by a script (`RESULT`, `TARGET` and `INFO` prefixes).
 
-use crate::measure::Spread;
+use crate::measure::{Series, Spread};
 
 /// Bytes in MB (10^6), one decimal.
 pub fn mb(bytes: f64) -> String {
@@ -15,7 +15,20 @@ pub fn millis(s: &Spread) -> String {
 
 /// A ratio spread: `median× (min–max)`.
 pub fn ratio(s: &Spread) -> String {
-    format!("{:.2}x (per-run min {:.2}, max {:.2})", s.median, s.min, s.max)
+    format!(
+        "{:.2}x (per-run min {:.2}, max {:.2})",
+        s.median, s.min, s.max
+    )
+}
+
+/// Every run's time in ms, in run order, for judging stability by eye.
+pub fn runs(series: &Series) -> String {
+    let ms: Vec<String> = series
+        .samples
+        .iter()
+        .map(|s| format!("{:.1}", s.time.as_secs_f64() * 1e3))
+        .collect();
+    ms.join(" ")
 }
 
 /// Prints a section header.

@@ -87,7 +87,10 @@ pub async fn run(a: CallArgs) -> Result<u8> {
         options.fields = Some(parse_fields(&Value::String(fields.clone()))?);
     }
     for (index, clause) in a.filter.iter().enumerate() {
-        options.filter.clauses.push(Filter::clause_from_text(index, clause)?);
+        options
+            .filter
+            .clauses
+            .push(Filter::clause_from_text(index, clause)?);
     }
     if let Some(spec) = &a.for_each {
         let Some((key, values)) = spec.split_once('=') else {

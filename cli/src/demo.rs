@@ -29,7 +29,11 @@ pub async fn run() -> Result<u8> {
     let (complete, summary) = outcome?;
     println!("{summary}");
     println!("The shop received {requests} requests.");
-    Ok(if complete { EXIT_COMPLETE } else { EXIT_PARTIAL })
+    Ok(if complete {
+        EXIT_COMPLETE
+    } else {
+        EXIT_PARTIAL
+    })
 }
 
 async fn walk_open_orders(base_url: &str) -> Result<(bool, String)> {

@@ -37,7 +37,7 @@ enum Command {
     /// List the tools of an OpenAPI document and how each pages.
     Tools(tools_cmd::ToolsArgs),
     /// Call one tool, walking every page if asked, and print the result with its verdict.
-    Call(call_cmd::CallArgs),
+    Call(Box<call_cmd::CallArgs>),
     /// Serve the demo shop API (also the test upstream).
     Shop(shop_cmd::ShopArgs),
     /// Start the demo shop in-process and walk all open orders.
@@ -53,7 +53,10 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -63,7 +66,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Tools(args) => tools_cmd::run(args),
-            Command::Call(args) => call_cmd::run(args).await,
+            Command::Call(args) => call_cmd::run(*args).await,
             Command::Shop(args) => shop_cmd::run(args).await,
             Command::Demo => demo::run().await,
         }

@@ -36,5 +36,9 @@ pub fn print_result(result: &LoopResult, as_json: bool) -> Result<u8> {
             println!("{key}: {}", serde_json::to_string_pretty(&report)?);
         }
     }
-    Ok(if v.complete { EXIT_COMPLETE } else { EXIT_PARTIAL })
+    Ok(if v.complete {
+        EXIT_COMPLETE
+    } else {
+        EXIT_PARTIAL
+    })
 }

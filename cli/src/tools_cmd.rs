@@ -29,14 +29,24 @@ pub fn run(args: ToolsArgs) -> Result<u8> {
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(EXIT_COMPLETE);
     }
-    let walkable = toolkit.tools.iter().filter(|t| t.walkability.is_walkable()).count();
+    let walkable = toolkit
+        .tools
+        .iter()
+        .filter(|t| t.walkability.is_walkable())
+        .count();
     println!(
         "{}: {} tools, {} walkable",
         toolkit.source,
         toolkit.tools.len(),
         walkable
     );
-    let name_width = toolkit.tools.iter().map(|t| t.name.len()).max().unwrap_or(4).min(48);
+    let name_width = toolkit
+        .tools
+        .iter()
+        .map(|t| t.name.len())
+        .max()
+        .unwrap_or(4)
+        .min(48);
     for tool in &toolkit.tools {
         println!(
             "{:<name_width$}  {:<6} {:<40} {}",

@@ -23,7 +23,10 @@ fn stderr(o: &Output) -> String {
 
 fn stdout_json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!("stdout is JSON ({e}): {}", String::from_utf8_lossy(&o.stdout))
+        panic!(
+            "stdout is JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
     })
 }
 
@@ -65,7 +68,10 @@ fn tools_lists_paging_roles_and_where_they_sit() {
     let o = dragnet(&["tools", "--spec", &spec()]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("listOrders") && text.contains("walkable"), "{text}");
+    assert!(
+        text.contains("listOrders") && text.contains("walkable"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -75,16 +81,43 @@ async fn call_walks_projects_filters_and_exits_by_verdict() {
     let spec = spec();
     let out = tokio::task::spawn_blocking(move || {
         let complete = dragnet(&[
-            "call", "--spec", &spec, "--base-url", &base, "listOrders", "status=open",
-            "--all-pages", "--fields", "id,total,customer.name", "--filter", "total gt 400", "--json",
+            "call",
+            "--spec",
+            &spec,
+            "--base-url",
+            &base,
+            "listOrders",
+            "status=open",
+            "--all-pages",
+            "--fields",
+            "id,total,customer.name",
+            "--filter",
+            "total gt 400",
+            "--json",
         ]);
         let partial = dragnet(&[
-            "call", "--spec", &spec, "--base-url", &base, "listOrders", "status=open",
-            "--all-pages", "--max-pages", "2", "--json",
+            "call",
+            "--spec",
+            &spec,
+            "--base-url",
+            &base,
+            "listOrders",
+            "status=open",
+            "--all-pages",
+            "--max-pages",
+            "2",
+            "--json",
         ]);
         let plain = dragnet(&[
-            "call", "--spec", &spec, "--base-url", &base, "listPropertyOrders",
-            "--for-each", "property_id=1,2", "per_page=3",
+            "call",
+            "--spec",
+            &spec,
+            "--base-url",
+            &base,
+            "listPropertyOrders",
+            "--for-each",
+            "property_id=1,2",
+            "per_page=3",
         ]);
         (complete, partial, plain)
     })
@@ -99,11 +132,19 @@ async fn call_walks_projects_filters_and_exits_by_verdict() {
     assert!(rows.iter().all(|r| r["total"].as_f64().unwrap() > 400.0));
     assert!(rows.iter().all(|r| r.as_object().unwrap().len() == 3));
 
-    assert_eq!(partial.status.code(), Some(3), "partial exits 3: {}", stderr(&partial));
+    assert_eq!(
+        partial.status.code(),
+        Some(3),
+        "partial exits 3: {}",
+        stderr(&partial)
+    );
     let v = stdout_json(&partial);
     assert_eq!(v["_pagingComplete"], false);
     assert_eq!(v["_likelyMoreRows"], true);
-    assert!(v["_note"].as_str().unwrap().contains("pages-per-collection"));
+    assert!(v["_note"]
+        .as_str()
+        .unwrap()
+        .contains("pages-per-collection"));
 
     // one page per value without --all-pages: rows, then a plain verdict block
     assert_eq!(plain.status.code(), Some(3), "{}", stderr(&plain));
@@ -122,8 +163,14 @@ async fn bad_input_is_a_clear_error_with_a_nonzero_exit() {
         (vec!["listOrdrs".into()], "unknown tool `listOrdrs`"),
         (vec!["listOrders".into(), "page=abc".into()], "`page`"),
         (vec!["listOrders".into(), "page".into()], "name=value"),
-        (vec!["listOrders".into(), "--filter".into(), "total ~ 3".into()], "unknown operator `~`"),
-        (vec!["listOrders".into(), "--filter".into(), "total".into()], "field op value"),
+        (
+            vec!["listOrders".into(), "--filter".into(), "total ~ 3".into()],
+            "unknown operator `~`",
+        ),
+        (
+            vec!["listOrders".into(), "--filter".into(), "total".into()],
+            "field op value",
+        ),
         (
             vec!["listOrders".into(), "--for-each".into(), "store=1,2".into()],
             "invalid_for_each_key",
@@ -135,8 +182,13 @@ async fn bad_input_is_a_clear_error_with_a_nonzero_exit() {
         cases
             .into_iter()
             .map(|(extra, expected)| {
-                let mut args: Vec<String> =
-                    vec!["call".into(), "--spec".into(), spec.clone(), "--base-url".into(), base.clone()];
+                let mut args: Vec<String> = vec![
+                    "call".into(),
+                    "--spec".into(),
+                    spec.clone(),
+                    "--base-url".into(),
+                    base.clone(),
+                ];
                 args.extend(extra.clone());
                 let refs: Vec<&str> = args.iter().map(String::as_str).collect();
                 (extra, expected, dragnet(&refs))
@@ -148,13 +200,19 @@ async fn bad_input_is_a_clear_error_with_a_nonzero_exit() {
     for (extra, expected, o) in outputs {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{extra:?}: {err}");
-        assert!(err.contains(expected), "{extra:?}: expected `{expected}` in {err}");
+        assert!(
+            err.contains(expected),
+            "{extra:?}: expected `{expected}` in {err}"
+        );
         assert!(!err.contains("panicked"), "{extra:?}: {err}");
     }
     let o = dragnet(&["tools", "--spec", "/nonexistent/spec.yaml"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("/nonexistent/spec.yaml"));
-    assert!(shop.requests().is_empty(), "bad input never reaches the upstream");
+    assert!(
+        shop.requests().is_empty(),
+        "bad input never reaches the upstream"
+    );
     shop.shutdown().await;
 }
 

@@ -76,10 +76,9 @@ fn check(name: &str, value: &Value, schema: &Value) -> Result<(), Error> {
             )));
         }
     }
-    if let (Value::Object(inner), Some(props)) = (
-        value,
-        schema.get("properties").and_then(Value::as_object),
-    ) {
+    if let (Value::Object(inner), Some(props)) =
+        (value, schema.get("properties").and_then(Value::as_object))
+    {
         for (key, v) in inner {
             if let Some(s) = props.get(key) {
                 check(&format!("{name}.{key}"), v, s)?;
@@ -167,7 +166,8 @@ pub fn parse_value(name: &str, text: &str, schema: Option<&Value>) -> Result<Val
     match declared_type(schema) {
         Some("array") => {
             if text.trim_start().starts_with('[') {
-                return serde_json::from_str(text).map_err(|e| bad(format!("not a JSON array: {e}")));
+                return serde_json::from_str(text)
+                    .map_err(|e| bad(format!("not a JSON array: {e}")));
             }
             let items = schema.get("items").cloned().unwrap_or(Value::Null);
             text.split(',')

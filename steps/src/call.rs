@@ -61,10 +61,12 @@ pub async fn execute<U: Upstream>(
         options,
         limits,
     } = call;
-    limits.validate().map_err(|message| Error::InvalidReserved {
-        argument: "limits".into(),
-        message,
-    })?;
+    limits
+        .validate()
+        .map_err(|message| Error::InvalidReserved {
+            argument: "limits".into(),
+            message,
+        })?;
     if options.all_pages && !tool.walkability.is_walkable() {
         return Err(Error::NotWalkable {
             tool: tool.name.clone(),
@@ -157,9 +159,17 @@ pub async fn execute<U: Upstream>(
         _ => Payload::Items(gathered.items),
     };
 
-    let (shaped, unmatched_fields) = shape(payload.items(), &options.filter, options.fields.as_ref());
+    let (shaped, unmatched_fields) =
+        shape(payload.items(), &options.filter, options.fields.as_ref());
     let visible = shaped.as_ref().map(Vec::len);
-    let verdict = compose(&tally, &errors, requests, payload.items().len(), visible, &options);
+    let verdict = compose(
+        &tally,
+        &errors,
+        requests,
+        payload.items().len(),
+        visible,
+        &options,
+    );
     Ok(LoopResult {
         payload,
         shaped,

@@ -82,7 +82,9 @@ pub enum UpstreamError {
     #[error("request failed: {message}")]
     Connection { message: String },
     /// The upstream answered 2xx but the body is not JSON.
-    #[error("upstream answered HTTP {status} with a body that is not valid JSON ({message}): {excerpt}")]
+    #[error(
+        "upstream answered HTTP {status} with a body that is not valid JSON ({message}): {excerpt}"
+    )]
     Malformed {
         status: u16,
         message: String,

@@ -142,7 +142,9 @@ pub fn array(raw: &RawValue) -> Option<Vec<&RawValue>> {
     if kind(raw) != Kind::Array {
         return None;
     }
-    serde_json::from_str::<RawArray>(raw.get()).ok().map(|a| a.0)
+    serde_json::from_str::<RawArray>(raw.get())
+        .ok()
+        .map(|a| a.0)
 }
 
 /// Writes `s` as a JSON string literal.

@@ -153,7 +153,15 @@ mod tests {
         let mut e = event(2);
         e.value = Some(serde_json::json!(7));
         let v = e.to_json();
-        for key in ["page", "pagesMax", "items", "requests", "requestsMax", "elapsedMs", "value"] {
+        for key in [
+            "page",
+            "pagesMax",
+            "items",
+            "requests",
+            "requestsMax",
+            "elapsedMs",
+            "value",
+        ] {
             assert!(v.get(key).is_some(), "{key}");
         }
     }

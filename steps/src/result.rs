@@ -55,7 +55,9 @@ pub struct LoopResult {
 impl LoopResult {
     /// The items the caller sees (shaped if asked).
     pub fn visible_items(&self) -> &[RawItem] {
-        self.shaped.as_deref().unwrap_or_else(|| self.payload.items())
+        self.shaped
+            .as_deref()
+            .unwrap_or_else(|| self.payload.items())
     }
 
     /// The agent rendering: payload plus `_pagingComplete`, `_likelyMoreRows`,
@@ -116,7 +118,8 @@ impl LoopResult {
 
     fn render_with(&self, extra: &[(&str, Value)]) -> String {
         let items = self.visible_items();
-        let mut out = String::with_capacity(items.iter().map(|i| i.get().len() + 1).sum::<usize>() + 256);
+        let mut out =
+            String::with_capacity(items.iter().map(|i| i.get().len() + 1).sum::<usize>() + 256);
         out.push('{');
         let mut first = true;
         match &self.payload {
@@ -177,7 +180,12 @@ fn write_items(out: &mut String, items: &[RawItem]) {
     out.push(']');
 }
 
-fn write_fields(out: &mut String, fields: &[(String, EnvelopeField)], items: &[RawItem], first: &mut bool) {
+fn write_fields(
+    out: &mut String,
+    fields: &[(String, EnvelopeField)],
+    items: &[RawItem],
+    first: &mut bool,
+) {
     for (key, field) in fields {
         write_key(out, key, first);
         match field {

@@ -128,6 +128,9 @@ pub struct Tool {
     /// Dot-path of the array the 2xx response schema declares, if any
     /// (empty for a top-level array).
     pub response_items_path: Option<Vec<String>>,
+    /// The 2xx response schema declares a single resource (an object with
+    /// properties and no collection): its response is returned whole.
+    pub response_is_resource: bool,
     /// Whether and how the tool can be walked (SPEC §3.1).
     pub walkability: Walkability,
 }
@@ -143,7 +146,11 @@ impl Tool {
 
     /// Names of every top-level argument, in schema order.
     pub fn argument_names(&self) -> Vec<String> {
-        match self.input_schema.get("properties").and_then(Value::as_object) {
+        match self
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+        {
             Some(props) => props.keys().cloned().collect(),
             None => Vec::new(),
         }

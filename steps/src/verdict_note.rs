@@ -153,7 +153,11 @@ mod tests {
         let v = compose(&t, &[], 20, 2000, None, &LoopOptions::default());
         assert!(!v.complete && v.likely_more_rows);
         assert_eq!(v.stopped_by, Some(StopReason::Pages));
-        assert!(v.note.contains("2000 rows fetched in 20 pages"), "{}", v.note);
+        assert!(
+            v.note.contains("2000 rows fetched in 20 pages"),
+            "{}",
+            v.note
+        );
         assert!(v.note.contains("pages-per-collection bound"), "{}", v.note);
         assert!(v.note.contains("not sound"), "{}", v.note);
     }
@@ -188,6 +192,9 @@ mod tests {
         });
         let v = compose(&t, &[], 3, 250, None, &LoopOptions::default());
         assert!(v.complete && !v.likely_more_rows && v.stopped_by.is_none());
-        assert_eq!(v.note, "Complete: all 250 rows fetched in 3 pages with 3 requests.");
+        assert_eq!(
+            v.note,
+            "Complete: all 250 rows fetched in 3 pages with 3 requests."
+        );
     }
 }

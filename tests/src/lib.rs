@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use dragnet_shop::{RecordedRequest, ShopHandle};
 use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
-use dragnet_steps::{openapi, Error, Limits, LoopOptions, LoopResult, RetryPolicy, Runtime, Tool, ToolCall, Toolkit};
+use dragnet_steps::{
+    openapi, Error, Limits, LoopOptions, LoopResult, RetryPolicy, Runtime, Tool, ToolCall, Toolkit,
+};
 use serde_json::Value;
 
 /// A running shop and its toolkit.
@@ -37,7 +39,8 @@ impl Harness {
         let shop = dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
             .expect("the shop starts");
-        let toolkit = openapi::import_file(&dragnet_shop::openapi_path()).expect("the shop document imports");
+        let toolkit =
+            openapi::import_file(&dragnet_shop::openapi_path()).expect("the shop document imports");
         Harness { shop, toolkit }
     }
 
@@ -64,7 +67,13 @@ impl Harness {
         self.call_with(tool, args, fault, test_limits()).await
     }
 
-    pub async fn call_with(&self, tool: &str, args: Value, fault: &str, limits: Limits) -> Result<LoopResult, Error> {
+    pub async fn call_with(
+        &self,
+        tool: &str,
+        args: Value,
+        fault: &str,
+        limits: Limits,
+    ) -> Result<LoopResult, Error> {
         let Value::Object(map) = args else {
             panic!("arguments are an object")
         };
@@ -97,7 +106,11 @@ pub fn items(result: &LoopResult) -> Vec<Value> {
 pub fn ids(result: &LoopResult) -> Vec<i64> {
     items(result)
         .iter()
-        .map(|i| i.get("id").and_then(Value::as_i64).expect("items have integer ids"))
+        .map(|i| {
+            i.get("id")
+                .and_then(Value::as_i64)
+                .expect("items have integer ids")
+        })
         .collect()
 }
 

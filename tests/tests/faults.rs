@@ -10,7 +10,11 @@ use dragnet_steps::{Error, Limits, StopReason, UpstreamError};
 use serde_json::json;
 
 fn open_count() -> usize {
-    dataset().orders().iter().filter(|o| o.status == OrderStatus::Open).count()
+    dataset()
+        .orders()
+        .iter()
+        .filter(|o| o.status == OrderStatus::Open)
+        .count()
 }
 
 fn walk_open() -> serde_json::Value {
@@ -27,31 +31,50 @@ fn assert_unique(ids: &[i64]) {
 #[tokio::test]
 async fn ignored_page_parameter_stops_as_repeated_page() {
     let h = Harness::start().await;
-    let r = h.call("listOrders", walk_open(), "ignore-page").await.unwrap();
+    let r = h
+        .call("listOrders", walk_open(), "ignore-page")
+        .await
+        .unwrap();
     assert!(!r.verdict.complete);
     assert_eq!(r.verdict.stopped_by, Some(StopReason::RepeatedPage));
     assert_eq!(ids(&r).len(), 100, "the repeated page's rows were dropped");
     assert_unique(&ids(&r));
     assert!(r.verdict.note.contains("repeated"), "{}", r.verdict.note);
 
-    let r = h.call("listCustomers", json!({"_all_pages": true}), "ignore-page").await.unwrap();
+    let r = h
+        .call("listCustomers", json!({"_all_pages": true}), "ignore-page")
+        .await
+        .unwrap();
     assert_eq!(r.verdict.stopped_by, Some(StopReason::RepeatedPage));
 }
 
 #[tokio::test]
 async fn a_silent_page_size_cap_is_followed_to_the_end() {
     let h = Harness::start().await;
-    let roomy = || Limits { max_pages: 100, max_requests: 200, ..test_limits() };
+    let roomy = || Limits {
+        max_pages: 100,
+        max_requests: 200,
+        ..test_limits()
+    };
     // with a declared total
-    let r = h.call_with("listOrders", walk_open(), "cap=30", roomy()).await.unwrap();
+    let r = h
+        .call_with("listOrders", walk_open(), "cap=30", roomy())
+        .await
+        .unwrap();
     assert!(r.verdict.complete, "{}", r.verdict.note);
     assert_eq!(ids(&r).len(), open_count());
     // without any total: one extra request settles it
-    let r = h.call_with("listOrders", walk_open(), "cap=30,no-total", roomy()).await.unwrap();
+    let r = h
+        .call_with("listOrders", walk_open(), "cap=30,no-total", roomy())
+        .await
+        .unwrap();
     assert!(r.verdict.complete, "{}", r.verdict.note);
     assert_eq!(ids(&r).len(), open_count());
     // a bare array without totals
-    let r = h.call("listCustomers", json!({"_all_pages": true}), "cap=45").await.unwrap();
+    let r = h
+        .call("listCustomers", json!({"_all_pages": true}), "cap=45")
+        .await
+        .unwrap();
     assert!(r.verdict.complete, "{}", r.verdict.note);
     assert_eq!(ids(&r), (1..=400).collect::<Vec<_>>());
 }
@@ -59,7 +82,10 @@ async fn a_silent_page_size_cap_is_followed_to_the_end() {
 #[tokio::test]
 async fn a_short_page_in_the_middle_is_caught_by_the_total() {
     let h = Harness::start().await;
-    let r = h.call("listOrders", walk_open(), "short-page=3").await.unwrap();
+    let r = h
+        .call("listOrders", walk_open(), "short-page=3")
+        .await
+        .unwrap();
     assert!(!r.verdict.complete, "rows are missing: {}", r.verdict.note);
     assert!(ids(&r).len() < open_count());
     assert_eq!(r.verdict.stopped_by, Some(StopReason::TotalMismatch));
@@ -71,17 +97,30 @@ async fn a_short_page_in_the_middle_is_caught_by_the_total() {
 async fn wrong_totals() {
     let h = Harness::start().await;
     // declared more than exist: reported as at least what came
-    let r = h.call("listOrders", walk_open(), "total=99999").await.unwrap();
+    let r = h
+        .call("listOrders", walk_open(), "total=99999")
+        .await
+        .unwrap();
     assert!(!r.verdict.complete);
     assert_eq!(r.verdict.stopped_by, Some(StopReason::TotalMismatch));
     assert_eq!(ids(&r).len(), open_count());
     // declared fewer than exist: full pages keep the walk going
-    let r = h.call("listOrders", walk_open(), "total=150").await.unwrap();
+    let r = h
+        .call("listOrders", walk_open(), "total=150")
+        .await
+        .unwrap();
     assert!(r.verdict.complete, "{}", r.verdict.note);
     assert_eq!(ids(&r).len(), open_count());
-    assert!(r.verdict.note.contains("declared a total of 150"), "{}", r.verdict.note);
+    assert!(
+        r.verdict.note.contains("declared a total of 150"),
+        "{}",
+        r.verdict.note
+    );
     // a total on page one only
-    let r = h.call("listOrders", walk_open(), "total-first-page-only").await.unwrap();
+    let r = h
+        .call("listOrders", walk_open(), "total-first-page-only")
+        .await
+        .unwrap();
     assert!(r.verdict.complete, "{}", r.verdict.note);
     assert_eq!(ids(&r).len(), open_count());
 }
@@ -89,7 +128,10 @@ async fn wrong_totals() {
 #[tokio::test]
 async fn rate_limits_honour_retry_after_in_seconds_and_dates() {
     let h = Harness::start().await;
-    for fault in ["status=2:429:retry-after=1", "status=2:503:retry-after-date=2"] {
+    for fault in [
+        "status=2:429:retry-after=1",
+        "status=2:503:retry-after-date=2",
+    ] {
         h.shop.clear_requests();
         let r = h.call("listOrders", walk_open(), fault).await.unwrap();
         assert!(r.verdict.complete, "{fault}: {}", r.verdict.note);
@@ -117,7 +159,12 @@ async fn a_retry_after_longer_than_the_budget_stops_on_the_wall_clock() {
         ..test_limits()
     };
     let r = h
-        .call_with("listOrders", walk_open(), "status=2:429:retry-after=30", limits)
+        .call_with(
+            "listOrders",
+            walk_open(),
+            "status=2:429:retry-after=30",
+            limits,
+        )
         .await
         .unwrap();
     assert_eq!(r.verdict.stopped_by, Some(StopReason::WallClock));
@@ -127,12 +174,22 @@ async fn a_retry_after_longer_than_the_budget_stops_on_the_wall_clock() {
 #[tokio::test]
 async fn server_errors_once_are_retried_and_persistent_ones_stop_the_walk() {
     let h = Harness::start().await;
-    let r = h.call("listOrders", walk_open(), "status=3:500").await.unwrap();
+    let r = h
+        .call("listOrders", walk_open(), "status=3:500")
+        .await
+        .unwrap();
     assert!(r.verdict.complete, "{}", r.verdict.note);
     let pages = open_count().div_ceil(100) as u32;
-    assert_eq!(r.verdict.requests, pages + 1, "the retry counts as a request");
+    assert_eq!(
+        r.verdict.requests,
+        pages + 1,
+        "the retry counts as a request"
+    );
 
-    let r = h.call("listOrders", walk_open(), "status=3:500:always").await.unwrap();
+    let r = h
+        .call("listOrders", walk_open(), "status=3:500:always")
+        .await
+        .unwrap();
     assert!(!r.verdict.complete);
     assert_eq!(r.verdict.stopped_by, Some(StopReason::UpstreamError));
     assert_eq!(ids(&r).len(), 200, "pages one and two are kept");
@@ -140,33 +197,73 @@ async fn server_errors_once_are_retried_and_persistent_ones_stop_the_walk() {
     // 1 + 1 + (1 + 3 retries)
     assert_eq!(r.verdict.requests, 6);
 
-    let err = h.call("listOrders", walk_open(), "status=1:500:always").await.unwrap_err();
-    assert!(matches!(err, Error::Upstream(UpstreamError::Status { status: 500, .. })), "{err}");
-    let err = h.call("listOrders", walk_open(), "status=1:404:always").await.unwrap_err();
+    let err = h
+        .call("listOrders", walk_open(), "status=1:500:always")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Upstream(UpstreamError::Status { status: 500, .. })
+        ),
+        "{err}"
+    );
+    let err = h
+        .call("listOrders", walk_open(), "status=1:404:always")
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("404"), "{err}");
-    assert_eq!(h.requests().iter().filter(|q| q.status == 404).count(), 1, "4xx is not retried");
+    assert_eq!(
+        h.requests().iter().filter(|q| q.status == 404).count(),
+        1,
+        "4xx is not retried"
+    );
 }
 
 #[tokio::test]
 async fn a_malformed_page_is_an_error_for_that_page() {
     let h = Harness::start().await;
-    let r = h.call("listOrders", walk_open(), "malformed=2").await.unwrap();
+    let r = h
+        .call("listOrders", walk_open(), "malformed=2")
+        .await
+        .unwrap();
     assert!(!r.verdict.complete);
     assert_eq!(r.verdict.stopped_by, Some(StopReason::UpstreamError));
     assert_eq!(ids(&r).len(), 100);
-    assert!(r.verdict.note.contains("not valid JSON"), "{}", r.verdict.note);
-    assert!(r.verdict.note.contains("200"), "status named: {}", r.verdict.note);
-    let err = h.call("listOrders", walk_open(), "malformed=1").await.unwrap_err();
-    assert!(matches!(err, Error::Upstream(UpstreamError::Malformed { .. })), "{err}");
+    assert!(
+        r.verdict.note.contains("not valid JSON"),
+        "{}",
+        r.verdict.note
+    );
+    assert!(
+        r.verdict.note.contains("200"),
+        "status named: {}",
+        r.verdict.note
+    );
+    let err = h
+        .call("listOrders", walk_open(), "malformed=1")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Upstream(UpstreamError::Malformed { .. })),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn a_page_without_the_collection_is_an_error_not_an_empty_page() {
     let h = Harness::start().await;
-    let r = h.call("listOrders", walk_open(), "missing-collection=2").await.unwrap();
+    let r = h
+        .call("listOrders", walk_open(), "missing-collection=2")
+        .await
+        .unwrap();
     assert!(!r.verdict.complete);
     assert_eq!(r.verdict.stopped_by, Some(StopReason::UpstreamError));
-    assert!(r.verdict.note.contains("no collection at `data`"), "{}", r.verdict.note);
+    assert!(
+        r.verdict.note.contains("no collection at `data`"),
+        "{}",
+        r.verdict.note
+    );
 }
 
 #[tokio::test]
@@ -176,7 +273,10 @@ async fn a_slow_page_runs_into_the_wall_clock() {
         wall_clock: Duration::from_millis(800),
         ..test_limits()
     };
-    let r = h.call_with("listOrders", walk_open(), "slow=2:3000", limits).await.unwrap();
+    let r = h
+        .call_with("listOrders", walk_open(), "slow=2:3000", limits)
+        .await
+        .unwrap();
     assert_eq!(r.verdict.stopped_by, Some(StopReason::WallClock));
     assert_eq!(ids(&r).len(), 100);
     assert!(r.verdict.likely_more_rows);
@@ -189,24 +289,59 @@ async fn a_huge_page_runs_into_the_byte_bound() {
         max_bytes: 1_000_000,
         ..test_limits()
     };
-    let r = h.call_with("listOrders", walk_open(), "huge=2:2000000", limits).await.unwrap();
+    let r = h
+        .call_with("listOrders", walk_open(), "huge=2:2000000", limits)
+        .await
+        .unwrap();
     assert_eq!(r.verdict.stopped_by, Some(StopReason::Bytes));
-    assert_eq!(ids(&r).len(), 200, "the page that crossed the bound is kept");
+    assert_eq!(
+        ids(&r).len(),
+        200,
+        "the page that crossed the bound is kept"
+    );
 }
 
 #[tokio::test]
 async fn every_bound_stops_the_walk_and_says_so() {
     let h = Harness::start().await;
     let cases = [
-        (Limits { max_pages: 3, ..test_limits() }, StopReason::Pages, 300),
-        (Limits { max_requests: 2, ..test_limits() }, StopReason::Requests, 200),
-        (Limits { max_items: 150, ..test_limits() }, StopReason::Items, 150),
+        (
+            Limits {
+                max_pages: 3,
+                ..test_limits()
+            },
+            StopReason::Pages,
+            300,
+        ),
+        (
+            Limits {
+                max_requests: 2,
+                ..test_limits()
+            },
+            StopReason::Requests,
+            200,
+        ),
+        (
+            Limits {
+                max_items: 150,
+                ..test_limits()
+            },
+            StopReason::Items,
+            150,
+        ),
     ];
     for (limits, reason, rows) in cases {
-        let r = h.call_with("listOrders", walk_open(), "", limits).await.unwrap();
+        let r = h
+            .call_with("listOrders", walk_open(), "", limits)
+            .await
+            .unwrap();
         assert_eq!(r.verdict.stopped_by, Some(reason));
         assert!(!r.verdict.complete && r.verdict.likely_more_rows);
         assert_eq!(ids(&r).len(), rows, "{reason:?}");
-        assert!(r.verdict.note.contains(reason.explain()), "{}", r.verdict.note);
+        assert!(
+            r.verdict.note.contains(reason.explain()),
+            "{}",
+            r.verdict.note
+        );
     }
 }

@@ -33,14 +33,22 @@ async fn fans_out_over_deduplicated_coerced_values_walking_each() {
     assert_eq!(distinct.len(), 3, "one walk per unique value: {paths:?}");
     // rows already carry property_id: the API's own value is kept
     assert!(rows.iter().all(|r| r["property_id"].is_number()));
-    assert!(r.verdict.note.contains("across 3 values"), "{}", r.verdict.note);
+    assert!(
+        r.verdict.note.contains("across 3 values"),
+        "{}",
+        r.verdict.note
+    );
 }
 
 #[tokio::test]
 async fn rows_are_tagged_with_their_value_unless_they_have_the_field() {
     let h = Harness::start().await;
     let r = h
-        .call("getOrder", json!({"_for_each": {"key": "order_id", "values": [5, "6", 7]}}), "")
+        .call(
+            "getOrder",
+            json!({"_for_each": {"key": "order_id", "values": [5, "6", 7]}}),
+            "",
+        )
         .await
         .unwrap();
     let rows = items(&r);
@@ -73,7 +81,11 @@ async fn per_value_failures_sit_beside_the_rows_that_succeeded() {
     assert_eq!(view["_forEachErrors"].as_array().unwrap().len(), 2);
 
     let err = h
-        .call("listPropertyOrders", json!({"_for_each": {"key": "property_id", "values": [998, 999]}}), "")
+        .call(
+            "listPropertyOrders",
+            json!({"_for_each": {"key": "property_id", "values": [998, 999]}}),
+            "",
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, Error::AllValuesFailed { .. }), "{err}");
@@ -82,7 +94,10 @@ async fn per_value_failures_sit_beside_the_rows_that_succeeded() {
 #[tokio::test]
 async fn values_share_one_budget_and_the_value_bound() {
     let h = Harness::start().await;
-    let limits = Limits { max_requests: 3, ..test_limits() };
+    let limits = Limits {
+        max_requests: 3,
+        ..test_limits()
+    };
     let r = h
         .call_with(
             "listPropertyOrders",
@@ -97,7 +112,10 @@ async fn values_share_one_budget_and_the_value_bound() {
     assert_eq!(h.requests().len(), 3);
     assert!(r.verdict.note.contains("not fetched") || r.verdict.note.contains("requests-per-call"));
 
-    let limits = Limits { max_for_each_values: 2, ..test_limits() };
+    let limits = Limits {
+        max_for_each_values: 2,
+        ..test_limits()
+    };
     let r = h
         .call_with(
             "getOrder",
@@ -109,5 +127,9 @@ async fn values_share_one_budget_and_the_value_bound() {
         .unwrap();
     assert_eq!(r.verdict.stopped_by, Some(StopReason::ForEachValues));
     assert_eq!(items(&r).len(), 2);
-    assert!(r.verdict.note.contains("1 value not fetched"), "{}", r.verdict.note);
+    assert!(
+        r.verdict.note.contains("1 value not fetched"),
+        "{}",
+        r.verdict.note
+    );
 }

@@ -19,7 +19,11 @@ fn open_order_ids() -> Vec<i64> {
 async fn page_and_per_page_with_a_data_meta_envelope() {
     let h = Harness::start().await;
     let r = h
-        .call("listOrders", json!({"status": "open", "_all_pages": true}), "")
+        .call(
+            "listOrders",
+            json!({"status": "open", "_all_pages": true}),
+            "",
+        )
         .await
         .unwrap();
     let want = open_order_ids();
@@ -34,8 +38,13 @@ async fn page_and_per_page_with_a_data_meta_envelope() {
         .iter()
         .map(|q| q.query.iter().find(|(k, _)| k == "page").unwrap().1.clone())
         .collect();
-    assert_eq!(pages_asked, (1..=pages).map(|p| p.to_string()).collect::<Vec<_>>());
-    assert!(log.iter().all(|q| q.query.contains(&("per_page".into(), "100".into()))));
+    assert_eq!(
+        pages_asked,
+        (1..=pages).map(|p| p.to_string()).collect::<Vec<_>>()
+    );
+    assert!(log
+        .iter()
+        .all(|q| q.query.contains(&("per_page".into(), "100".into()))));
     // the payload keeps the tool's own shape: page one's envelope, all rows
     let view = agent_view(&r);
     assert_eq!(view["data"].as_array().unwrap().len(), want.len());
@@ -47,13 +56,23 @@ async fn page_and_per_page_with_a_data_meta_envelope() {
 #[tokio::test]
 async fn offset_and_limit_with_a_bare_array() {
     let h = Harness::start().await;
-    let r = h.call("listCustomers", json!({"_all_pages": true}), "").await.unwrap();
+    let r = h
+        .call("listCustomers", json!({"_all_pages": true}), "")
+        .await
+        .unwrap();
     assert_eq!(ids(&r), (1..=400).collect::<Vec<_>>());
     assert!(r.verdict.complete, "{}", r.verdict.note);
     let offsets: Vec<String> = h
         .requests()
         .iter()
-        .map(|q| q.query.iter().find(|(k, _)| k == "offset").unwrap().1.clone())
+        .map(|q| {
+            q.query
+                .iter()
+                .find(|(k, _)| k == "offset")
+                .unwrap()
+                .1
+                .clone()
+        })
         .collect();
     // 200 per page (the declared maximum); an empty third page ends the walk
     assert_eq!(offsets, vec!["0", "200", "400"]);
@@ -66,14 +85,21 @@ async fn offset_and_limit_with_a_bare_array() {
 async fn odata_top_and_skip() {
     let h = Harness::start().await;
     let r = h
-        .call("listOrdersOData", json!({"status": "open", "_all_pages": true}), "")
+        .call(
+            "listOrdersOData",
+            json!({"status": "open", "_all_pages": true}),
+            "",
+        )
         .await
         .unwrap();
     assert_eq!(ids(&r), open_order_ids());
     assert!(r.verdict.complete, "{}", r.verdict.note);
     let view = agent_view(&r);
     assert!(view.get("@odata.count").is_some());
-    assert!(h.requests().iter().all(|q| q.query.iter().any(|(k, v)| k == "$top" && v == "500")));
+    assert!(h
+        .requests()
+        .iter()
+        .all(|q| q.query.iter().any(|(k, v)| k == "$top" && v == "500")));
 }
 
 #[tokio::test]
@@ -89,7 +115,11 @@ async fn paging_one_level_down_in_a_post_body() {
         .unwrap();
     assert_eq!(ids(&r), open_order_ids());
     assert!(r.verdict.complete, "{}", r.verdict.note);
-    let bodies: Vec<Value> = h.requests().iter().map(|q| q.body.clone().unwrap()).collect();
+    let bodies: Vec<Value> = h
+        .requests()
+        .iter()
+        .map(|q| q.body.clone().unwrap())
+        .collect();
     for (i, body) in bodies.iter().enumerate() {
         assert_eq!(body["paging"]["page"], json!(i + 1));
         assert_eq!(body["paging"]["pageSize"], json!(100));
@@ -129,7 +159,10 @@ async fn a_tool_without_paging_is_complete_in_one_call() {
 #[tokio::test]
 async fn one_page_of_a_walkable_tool_is_not_called_complete() {
     let h = Harness::start().await;
-    let r = h.call("listOrders", json!({"status": "open"}), "").await.unwrap();
+    let r = h
+        .call("listOrders", json!({"status": "open"}), "")
+        .await
+        .unwrap();
     assert_eq!(ids(&r).len(), 25, "the API's default page size");
     assert!(!r.verdict.complete);
     assert!(r.verdict.likely_more_rows);
@@ -139,7 +172,10 @@ async fn one_page_of_a_walkable_tool_is_not_called_complete() {
 #[tokio::test]
 async fn a_single_object_is_returned_whole() {
     let h = Harness::start().await;
-    let r = h.call("getOrder", json!({"order_id": 42}), "").await.unwrap();
+    let r = h
+        .call("getOrder", json!({"order_id": 42}), "")
+        .await
+        .unwrap();
     assert!(matches!(r.payload, Payload::Single(_)));
     assert!(r.verdict.complete);
     let view = agent_view(&r);

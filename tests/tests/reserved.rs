@@ -35,7 +35,10 @@ async fn no_reserved_argument_reaches_the_upstream() {
     assert!(log.len() > 5);
     for request in log {
         for (k, v) in &request.query {
-            assert!(!mentions_reserved(k) && !mentions_reserved(v), "query {k}={v}");
+            assert!(
+                !mentions_reserved(k) && !mentions_reserved(v),
+                "query {k}={v}"
+            );
         }
         for (k, v) in &request.headers {
             assert!(!mentions_reserved(k) && !mentions_reserved(v), "header {k}");
@@ -65,13 +68,23 @@ async fn fields_project_and_report_what_matched_nothing() {
     );
     assert!(first["customer"]["name"].is_string());
     assert!(first["customer"].get("email").is_none());
-    assert!(first["lines"].as_array().unwrap().iter().all(|l| l.as_object().unwrap().len() == 1));
+    assert!(first["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|l| l.as_object().unwrap().len() == 1));
     assert_eq!(first["custmer"], Value::Null);
     let view = agent_view(&r);
     let unmatched = &view["_unmatchedFields"];
     assert_eq!(unmatched["fields"], json!(["custmer.email"]));
-    assert!(unmatched["availableKeys"].as_array().unwrap().contains(&json!("customer")));
-    assert!(unmatched["sampleItem"]["total"].is_number(), "the sample is unprojected");
+    assert!(unmatched["availableKeys"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("customer")));
+    assert!(
+        unmatched["sampleItem"]["total"].is_number(),
+        "the sample is unprojected"
+    );
     // the stored payload stays unprojected
     assert!(r.payload.items()[0].get().contains("\"email\""));
 }
@@ -96,10 +109,17 @@ async fn filter_runs_on_merged_rows_before_projection() {
         .filter(|o| o.status == dragnet_shop::OrderStatus::Open && o.total >= 500.0)
         .map(|o| o.id as i64)
         .collect();
-    let got: Vec<i64> = items(&r).iter().map(|i| i["id"].as_i64().unwrap()).collect();
+    let got: Vec<i64> = items(&r)
+        .iter()
+        .map(|i| i["id"].as_i64().unwrap())
+        .collect();
     assert_eq!(got, want);
     assert!(r.verdict.complete);
-    assert!(r.verdict.note.contains("matched the filter"), "{}", r.verdict.note);
+    assert!(
+        r.verdict.note.contains("matched the filter"),
+        "{}",
+        r.verdict.note
+    );
 }
 
 #[tokio::test]
@@ -109,16 +129,31 @@ async fn bad_input_is_a_clear_error_before_any_request() {
         (json!({"page": "two"}), "`page`"),
         (json!({"nope": 1}), "not a parameter"),
         (json!({"status": "lost"}), "not one of"),
-        (json!({"_filter": [{"field": "total", "op": "like", "value": 1}]}), "unknown operator `like`"),
-        (json!({"_for_each": {"key": "store", "values": [1]}}), "invalid_for_each_key"),
+        (
+            json!({"_filter": [{"field": "total", "op": "like", "value": 1}]}),
+            "unknown operator `like`",
+        ),
+        (
+            json!({"_for_each": {"key": "store", "values": [1]}}),
+            "invalid_for_each_key",
+        ),
         (json!({"_fields": "a..b"}), "_fields"),
     ];
     for (args, expected) in cases {
         let err = h.call("listOrders", args.clone(), "").await.unwrap_err();
         assert!(err.to_string().contains(expected), "{args}: {err}");
     }
-    let err = h.call("listOrders", json!({"_for_each": {"key": "store", "values": [1]}}), "").await.unwrap_err();
-    let Error::InvalidForEachKey { parameters, .. } = err else { panic!() };
+    let err = h
+        .call(
+            "listOrders",
+            json!({"_for_each": {"key": "store", "values": [1]}}),
+            "",
+        )
+        .await
+        .unwrap_err();
+    let Error::InvalidForEachKey { parameters, .. } = err else {
+        panic!()
+    };
     assert!(parameters.contains(&"property_id".to_string()));
     assert!(h.requests().is_empty());
 }

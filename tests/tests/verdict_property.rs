@@ -81,12 +81,23 @@ impl Sim {
             int_arg(args, "per_page")
         }
         .unwrap_or(10) as usize;
-        let size = requested.min(b.declared_max).min(b.cap.unwrap_or(usize::MAX)).max(1);
+        let size = requested
+            .min(b.declared_max)
+            .min(b.cap.unwrap_or(usize::MAX))
+            .max(1);
         let (page, start) = if b.offset_style {
-            let offset = if b.ignore_page { 0 } else { int_arg(args, "offset").unwrap_or(0) as usize };
+            let offset = if b.ignore_page {
+                0
+            } else {
+                int_arg(args, "offset").unwrap_or(0) as usize
+            };
             ((offset / size) as u64 + 1, offset)
         } else {
-            let page = if b.ignore_page { 1 } else { int_arg(args, "page").unwrap_or(1).max(1) };
+            let page = if b.ignore_page {
+                1
+            } else {
+                int_arg(args, "page").unwrap_or(1).max(1)
+            };
             (page, (page as usize - 1) * size)
         };
         if let Some((at, fault)) = b.fault {
@@ -110,7 +121,11 @@ impl Sim {
         }
         let visible = b.ceiling.unwrap_or(b.rows).min(b.rows);
         let end = (start + size).min(visible);
-        let mut ids: Vec<usize> = if start < end { (start..end).collect() } else { Vec::new() };
+        let mut ids: Vec<usize> = if start < end {
+            (start..end).collect()
+        } else {
+            Vec::new()
+        };
         if b.short_page == Some(page) && ids.len() > 1 {
             ids.truncate(ids.len() / 2);
         }
@@ -148,7 +163,11 @@ fn status(code: u16) -> RawResponse {
 }
 
 impl Upstream for Sim {
-    async fn send(&self, _tool: &Tool, args: &Map<String, Value>) -> Result<RawResponse, UpstreamError> {
+    async fn send(
+        &self,
+        _tool: &Tool,
+        args: &Map<String, Value>,
+    ) -> Result<RawResponse, UpstreamError> {
         Ok(self.answer(args))
     }
 }
@@ -166,9 +185,15 @@ fn param(name: &str, max: Option<i64>) -> PagingParam {
 
 fn tool(b: &Behaviour) -> Tool {
     let (size, pos) = if b.offset_style {
-        (param("limit", Some(b.declared_max as i64)), Position::Offset(param("offset", None)))
+        (
+            param("limit", Some(b.declared_max as i64)),
+            Position::Offset(param("offset", None)),
+        )
     } else {
-        (param("per_page", Some(b.declared_max as i64)), Position::Page(param("page", None)))
+        (
+            param("per_page", Some(b.declared_max as i64)),
+            Position::Page(param("page", None)),
+        )
     };
     let names = [size.name.clone(), pos.param().name.clone()];
     Tool {
@@ -189,7 +214,11 @@ fn tool(b: &Behaviour) -> Tool {
         input_schema: json!({"type": "object", "properties": {
             names[0].clone(): {"type": "integer"}, names[1].clone(): {"type": "integer"}}}),
         response_items_path: None,
-        walkability: Walkability::Walkable(Paging { size, position: pos }),
+        response_is_resource: false,
+        walkability: Walkability::Walkable(Box::new(Paging {
+            size,
+            position: pos,
+        })),
     }
 }
 
@@ -208,17 +237,33 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
     ];
     (
         (0usize..400, any::<bool>(), any::<bool>(), 1usize..60),
-        (proptest::option::weighted(0.3, 1usize..40), proptest::bool::weighted(0.15)),
+        (
+            proptest::option::weighted(0.3, 1usize..40),
+            proptest::bool::weighted(0.15),
+        ),
         total,
-        (proptest::option::weighted(0.25, 1u64..8), proptest::option::weighted(0.2, 0usize..300)),
+        (
+            proptest::option::weighted(0.25, 1u64..8),
+            proptest::option::weighted(0.2, 0usize..300),
+        ),
         fault,
         (1u32..25, 1usize..500, 1u32..40),
     )
         .prop_map(
-            |((rows, offset_style, bare_array, declared_max), (cap, ignore_page), total, (short_page, ceiling), fault, (max_pages, max_items, max_requests))| {
+            |(
+                (rows, offset_style, bare_array, declared_max),
+                (cap, ignore_page),
+                total,
+                (short_page, ceiling),
+                fault,
+                (max_pages, max_items, max_requests),
+            )| {
                 // The contract (see the module doc): missing rows in the middle
                 // come with a declared total at least the truth.
-                let honest_total = matches!(total, Total::Correct | Total::FirstPageOnly | Total::High(_));
+                let honest_total = matches!(
+                    total,
+                    Total::Correct | Total::FirstPageOnly | Total::High(_)
+                );
                 let keeps_contract = honest_total && !bare_array;
                 Behaviour {
                     rows,
@@ -270,11 +315,17 @@ fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
         },
         limits,
     };
-    let result = rt.block_on(dragnet_steps::execute(call, &sim, &Runtime::quiet())).ok()?;
+    let result = rt
+        .block_on(dragnet_steps::execute(call, &sim, &Runtime::quiet()))
+        .ok()?;
     let ids = result
         .visible_items()
         .iter()
-        .map(|i| serde_json::from_str::<Value>(i.get()).unwrap()["id"].as_i64().unwrap())
+        .map(|i| {
+            serde_json::from_str::<Value>(i.get()).unwrap()["id"]
+                .as_i64()
+                .unwrap()
+        })
         .collect();
     Some((result.verdict.complete, ids))
 }
@@ -316,14 +367,30 @@ fn generator_reaches_incomplete_and_complete_cases() {
         max_requests: 60,
     };
     assert_eq!(run(&base).map(|r| r.0), Some(true));
-    let capped = Behaviour { cap: Some(7), total: Total::Absent, ..base.clone() };
+    let capped = Behaviour {
+        cap: Some(7),
+        total: Total::Absent,
+        ..base.clone()
+    };
     assert_eq!(run(&capped).map(|r| r.0), Some(true));
-    let ceiling = Behaviour { ceiling: Some(40), ..base.clone() };
+    let ceiling = Behaviour {
+        ceiling: Some(40),
+        ..base.clone()
+    };
     assert_eq!(run(&ceiling).map(|r| r.0), Some(false));
-    let ignored = Behaviour { ignore_page: true, ..base.clone() };
+    let ignored = Behaviour {
+        ignore_page: true,
+        ..base.clone()
+    };
     assert_eq!(run(&ignored).map(|r| r.0), Some(false));
-    let short = Behaviour { short_page: Some(3), ..base.clone() };
+    let short = Behaviour {
+        short_page: Some(3),
+        ..base.clone()
+    };
     assert_eq!(run(&short).map(|r| r.0), Some(false));
-    let bounded = Behaviour { max_pages: 3, ..base };
+    let bounded = Behaviour {
+        max_pages: 3,
+        ..base
+    };
     assert_eq!(run(&bounded).map(|r| r.0), Some(false));
 }

@@ -149,7 +149,10 @@ mod tests {
         let date = httpdate::fmt_http_date(future);
         h.insert(RETRY_AFTER, HeaderValue::from_str(&date).unwrap());
         let d = retry_after(&h).unwrap();
-        assert!(d > Duration::from_secs(27) && d <= Duration::from_secs(30), "{d:?}");
+        assert!(
+            d > Duration::from_secs(27) && d <= Duration::from_secs(30),
+            "{d:?}"
+        );
         h.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&h), None);
     }

@@ -130,6 +130,7 @@ mod tests {
             body,
             input_schema: json!({"type":"object"}),
             response_items_path: None,
+            response_is_resource: false,
             walkability: Walkability::NoPaging,
         }
     }
@@ -150,7 +151,10 @@ mod tests {
         assert_eq!(parts.path, "/props/a%20b%2Fc/orders");
         assert_eq!(
             parts.query,
-            vec![("status".into(), "open".into()), ("status".into(), "paid".into())]
+            vec![
+                ("status".into(), "open".into()),
+                ("status".into(), "paid".into())
+            ]
         );
         assert_eq!(parts.headers, vec![("X-Trace".into(), "1".into())]);
         assert_eq!(

@@ -99,22 +99,37 @@ pub struct Page<'a> {
     pub next_hint: Option<bool>,
 }
 
+/// What the tool's response schema says about the collection.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Declared<'a> {
+    /// The schema declares the array at this path.
+    At(&'a [String]),
+    /// The schema declares a single resource: no collection.
+    Resource,
+    /// Nothing to go on; `list_like` says the tool has paging parameters,
+    /// which allows the "single array of objects" rule.
+    Unknown { list_like: bool },
+}
+
 /// Finds the collection on page one (SPEC §3.2, in order): an explicit path,
 /// the path the response schema declares, a top-level array, a known key at
 /// the top, a known key one level down, the single array of objects near the
-/// top. `None` when the response has no collection.
+/// top (for list operations only). `None` when the response has no
+/// collection.
 pub fn locate(
     root: &RawValue,
     explicit: Option<&[String]>,
-    declared: Option<&[String]>,
+    declared: Declared,
 ) -> Option<ItemsPath> {
     if let Some(path) = explicit {
         return resolve(root, path).map(|_| path.to_vec());
     }
-    if let Some(path) = declared {
-        if resolve(root, path).is_some() {
-            return Some(path.to_vec());
-        }
+    let mut list_like = true;
+    match declared {
+        Declared::At(path) if resolve(root, path).is_some() => return Some(path.to_vec()),
+        Declared::At(_) => {}
+        Declared::Resource => return None,
+        Declared::Unknown { list_like: l } => list_like = l,
     }
     if json::kind(root) == Kind::Array {
         return Some(Vec::new());
@@ -133,7 +148,11 @@ pub fn locate(
             }
         }
     }
-    single_array_of_objects(&top)
+    if list_like {
+        single_array_of_objects(&top)
+    } else {
+        None
+    }
 }
 
 /// The array at `path`, parsed one level; `None` if the path does not lead
@@ -226,9 +245,12 @@ pub fn next_hint(top: &RawObject) -> Option<bool> {
 fn as_count(raw: &RawValue) -> Option<u64> {
     let text = raw.get().trim();
     let text = text.trim_matches('"');
-    text.parse::<u64>()
-        .ok()
-        .or_else(|| text.parse::<f64>().ok().filter(|f| *f >= 0.0).map(|f| f as u64))
+    text.parse::<u64>().ok().or_else(|| {
+        text.parse::<f64>()
+            .ok()
+            .filter(|f| *f >= 0.0)
+            .map(|f| f as u64)
+    })
 }
 
 fn is_metadata(key: &str) -> bool {
@@ -281,6 +303,8 @@ fn is_array_of_objects(raw: &RawValue) -> bool {
 mod tests {
     use super::*;
 
+    const ANY: Declared = Declared::Unknown { list_like: true };
+
     fn raw(text: &str) -> Box<RawValue> {
         serde_json::from_str(text).unwrap()
     }
@@ -290,48 +314,56 @@ mod tests {
 
     #[test]
     fn order_of_rules() {
-        assert_eq!(locate(&raw("[1,2]"), None, None), path(&[]));
+        assert_eq!(locate(&raw("[1,2]"), None, ANY), path(&[]));
         assert_eq!(
-            locate(&raw(r#"{"meta":{"total":3},"data":[{"a":1}]}"#), None, None),
+            locate(&raw(r#"{"meta":{"total":3},"data":[{"a":1}]}"#), None, ANY),
             path(&["data"])
         );
         // metadata keys never hold the collection
         assert_eq!(
-            locate(&raw(r#"{"links":[{"a":1}],"errors":[{"a":1}]}"#), None, None),
+            locate(&raw(r#"{"links":[{"a":1}],"errors":[{"a":1}]}"#), None, ANY),
             None
         );
         assert_eq!(
             locate(
                 &raw(r#"{"response":{"hits":[{"a":1}]},"meta":{}}"#),
                 None,
-                None
+                ANY
             ),
             path(&["response", "hits"])
         );
         assert_eq!(
-            locate(&raw(r#"{"orders":[{"a":1}],"tags":["x"]}"#), None, None),
+            locate(&raw(r#"{"orders":[{"a":1}],"tags":["x"]}"#), None, ANY),
             path(&["orders"])
         );
         // two candidate arrays of objects: ambiguous, no collection
         assert_eq!(
-            locate(&raw(r#"{"orders":[{"a":1}],"users":[{"b":1}]}"#), None, None),
+            locate(&raw(r#"{"orders":[{"a":1}],"users":[{"b":1}]}"#), None, ANY),
             None
         );
-        assert_eq!(locate(&raw(r#"{"id":1}"#), None, None), None);
+        assert_eq!(locate(&raw(r#"{"id":1}"#), None, ANY), None);
+        // a single resource with one nested array is not a collection
+        let order = raw(r#"{"id":1,"lines":[{"sku":"A"}]}"#);
+        assert_eq!(locate(&order, None, Declared::Resource), None);
+        assert_eq!(
+            locate(&order, None, Declared::Unknown { list_like: false }),
+            None
+        );
+        assert_eq!(locate(&order, None, ANY), path(&["lines"]));
     }
 
     #[test]
     fn explicit_and_declared_paths_win() {
         let doc = raw(r#"{"data":[1],"other":{"rows":[{"x":1}]}}"#);
         let explicit = vec!["other".to_string(), "rows".to_string()];
-        assert_eq!(locate(&doc, Some(&explicit), None), Some(explicit.clone()));
-        assert_eq!(locate(&doc, None, Some(&explicit)), Some(explicit));
+        assert_eq!(locate(&doc, Some(&explicit), ANY), Some(explicit.clone()));
+        assert_eq!(locate(&doc, None, Declared::At(&explicit)), Some(explicit));
         // a declared path that is not there falls back to the heuristics
         assert_eq!(
-            locate(&doc, None, Some(&["nope".to_string()])),
+            locate(&doc, None, Declared::At(&["nope".to_string()])),
             path(&["data"])
         );
-        assert_eq!(locate(&doc, Some(&["nope".to_string()]), None), None);
+        assert_eq!(locate(&doc, Some(&["nope".to_string()]), ANY), None);
     }
 
     #[test]

@@ -19,8 +19,13 @@ pub const PAGE_SIZE_NAMES: [&str; 10] = [
     "$top",
 ];
 /// Page-number parameter names, exact.
-pub const PAGE_NUMBER_NAMES: [&str; 5] =
-    ["page", "pageNumber", "page_number", "pageIndex", "page_index"];
+pub const PAGE_NUMBER_NAMES: [&str; 5] = [
+    "page",
+    "pageNumber",
+    "page_number",
+    "pageIndex",
+    "page_index",
+];
 /// Offset parameter names, exact.
 pub const OFFSET_NAMES: [&str; 5] = ["offset", "skip", "$skip", "startIndex", "start_index"];
 /// Parameters that mark a cursor-style tool, which is never walked.
@@ -83,13 +88,19 @@ pub struct Paging {
 /// Whether a tool can be walked, and if not, why.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Walkability {
-    Walkable(Paging),
+    Walkable(Box<Paging>),
     /// Pages by an opaque cursor; not walked.
-    Cursor { param: String },
+    Cursor {
+        param: String,
+    },
     /// A page-size parameter but no page number or offset.
-    SizeOnly { size: String },
+    SizeOnly {
+        size: String,
+    },
     /// A page number or offset but no page-size parameter.
-    PositionOnly { position: String },
+    PositionOnly {
+        position: String,
+    },
     /// No paging parameters at all.
     NoPaging,
 }
@@ -207,10 +218,10 @@ pub fn detect(
             .map(Position::Page)
             .or_else(|| find(c, &OFFSET_NAMES).map(Position::Offset));
         if let (Some(size), Some(position)) = (&size, &position) {
-            return Walkability::Walkable(Paging {
+            return Walkability::Walkable(Box::new(Paging {
                 size: size.clone(),
                 position: position.clone(),
-            });
+            }));
         }
         first_size = first_size.or(size);
         first_position = first_position.or(position);
@@ -224,7 +235,7 @@ pub fn detect(
         };
     }
     match (first_size, first_position) {
-        (Some(size), Some(position)) => Walkability::Walkable(Paging { size, position }),
+        (Some(size), Some(position)) => Walkability::Walkable(Box::new(Paging { size, position })),
         (Some(size), None) => Walkability::SizeOnly { size: size.name },
         (None, Some(position)) => Walkability::PositionOnly {
             position: position.param().name.clone(),

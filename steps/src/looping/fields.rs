@@ -97,7 +97,7 @@ impl Projection {
             .filter(|(_, m)| !**m)
             .map(|(p, _)| p.clone())
             .collect();
-        let report = (!unmatched.is_empty()).then(|| UnmatchedFields {
+        let report = (!unmatched.is_empty()).then_some(UnmatchedFields {
             fields: unmatched,
             available_keys: keys,
             sample_item: sample,

@@ -25,8 +25,9 @@ pub enum Op {
 }
 
 impl Op {
-    pub const NAMES: [&'static str; 9] =
-        ["eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists"];
+    pub const NAMES: [&'static str; 9] = [
+        "eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists",
+    ];
 
     pub fn parse(name: &str) -> Option<Op> {
         Some(match name {
@@ -112,8 +113,13 @@ fn clause_from_json(index: usize, clause: &Value) -> Result<Clause, Error> {
     let obj = clause
         .as_object()
         .ok_or_else(|| bad("a clause is an object {field, op, value}".into()))?;
-    if let Some(unknown) = obj.keys().find(|k| !["field", "op", "value"].contains(&k.as_str())) {
-        return Err(bad(format!("unknown key `{unknown}` (expected field, op, value)")));
+    if let Some(unknown) = obj
+        .keys()
+        .find(|k| !["field", "op", "value"].contains(&k.as_str()))
+    {
+        return Err(bad(format!(
+            "unknown key `{unknown}` (expected field, op, value)"
+        )));
     }
     let field = obj
         .get("field")
@@ -123,7 +129,12 @@ fn clause_from_json(index: usize, clause: &Value) -> Result<Clause, Error> {
         .get("op")
         .and_then(Value::as_str)
         .ok_or_else(|| bad("`op` must be a string".into()))?;
-    build(index, field, op, obj.get("value").cloned().unwrap_or(Value::Null))
+    build(
+        index,
+        field,
+        op,
+        obj.get("value").cloned().unwrap_or(Value::Null),
+    )
 }
 
 fn build(index: usize, field: &str, op: &str, value: Value) -> Result<Clause, Error> {
@@ -189,7 +200,10 @@ fn compare(op: Op, field: &Value, value: &Value) -> bool {
         Op::Eq => equal(field, value) == Some(true),
         Op::Neq => equal(field, value) == Some(false),
         Op::Gt => order(field, value) == Some(Ordering::Greater),
-        Op::Gte => matches!(order(field, value), Some(Ordering::Greater | Ordering::Equal)),
+        Op::Gte => matches!(
+            order(field, value),
+            Some(Ordering::Greater | Ordering::Equal)
+        ),
         Op::Lt => order(field, value) == Some(Ordering::Less),
         Op::Lte => matches!(order(field, value), Some(Ordering::Less | Ordering::Equal)),
         Op::Contains => match (field, value) {

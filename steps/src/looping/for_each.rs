@@ -124,19 +124,33 @@ mod tests {
         let int = json!({"type":"integer"});
         assert_eq!(coerce(&json!("5"), &int), Ok(json!(5)));
         assert_eq!(coerce(&json!(5.0), &int), Ok(json!(5)));
-        assert!(coerce(&json!("five"), &int).unwrap_err().contains("integer"));
+        assert!(coerce(&json!("five"), &int)
+            .unwrap_err()
+            .contains("integer"));
         assert_eq!(coerce(&json!(7), &json!({"type":"string"})), Ok(json!("7")));
-        assert_eq!(coerce(&json!("true"), &json!({"type":"boolean"})), Ok(json!(true)));
-        assert_eq!(coerce(&json!("2.5"), &json!({"type":["number","null"]})), Ok(json!(2.5)));
+        assert_eq!(
+            coerce(&json!("true"), &json!({"type":"boolean"})),
+            Ok(json!(true))
+        );
+        assert_eq!(
+            coerce(&json!("2.5"), &json!({"type":["number","null"]})),
+            Ok(json!(2.5))
+        );
         assert_eq!(coerce(&json!({"a":1}), &json!({})), Ok(json!({"a":1})));
     }
 
     #[test]
     fn tagging_never_overwrites() {
         let item: Box<RawValue> = serde_json::from_str(r#"{"id":1}"#).unwrap();
-        assert_eq!(tag(&item, "property_id", &json!(7)).get(), r#"{"property_id":7,"id":1}"#);
+        assert_eq!(
+            tag(&item, "property_id", &json!(7)).get(),
+            r#"{"property_id":7,"id":1}"#
+        );
         let own: Box<RawValue> = serde_json::from_str(r#"{"property_id":9}"#).unwrap();
-        assert_eq!(tag(&own, "property_id", &json!(7)).get(), r#"{"property_id":9}"#);
+        assert_eq!(
+            tag(&own, "property_id", &json!(7)).get(),
+            r#"{"property_id":9}"#
+        );
         let empty: Box<RawValue> = serde_json::from_str(r#"{ }"#).unwrap();
         assert_eq!(tag(&empty, "k", &json!("v")).get(), r#"{"k":"v"}"#);
         let scalar: Box<RawValue> = serde_json::from_str("3").unwrap();

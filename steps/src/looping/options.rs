@@ -33,7 +33,9 @@ pub struct LoopOptions {
 
 impl LoopOptions {
     /// Takes the reserved arguments out of `args` and parses them.
-    pub fn split_reserved(mut args: Map<String, Value>) -> Result<(Map<String, Value>, Self), Error> {
+    pub fn split_reserved(
+        mut args: Map<String, Value>,
+    ) -> Result<(Map<String, Value>, Self), Error> {
         let mut options = LoopOptions::default();
         if let Some(v) = args.remove("_all_pages") {
             options.all_pages = as_bool("_all_pages", &v)?;
@@ -74,7 +76,11 @@ pub fn parse_fields(v: &Value) -> Result<Projection, Error> {
     let paths: Vec<String> = match v {
         Value::Array(list) => list
             .iter()
-            .map(|p| p.as_str().map(str::to_string).ok_or_else(|| bad(format!("{p} is not a string"))))
+            .map(|p| {
+                p.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| bad(format!("{p} is not a string")))
+            })
             .collect::<Result<_, _>>()?,
         Value::String(s) => s.split(',').map(|p| p.trim().to_string()).collect(),
         _ => return Err(bad("expected a list of dot-paths".into())),
@@ -135,7 +141,10 @@ mod tests {
             json!({"_for_each":{"key":"a","values":[]}}),
             json!({"_filter":[{"field":"a","op":"like","value":1}]}),
         ] {
-            assert!(LoopOptions::split_reserved(bad.as_object().unwrap().clone()).is_err(), "{bad}");
+            assert!(
+                LoopOptions::split_reserved(bad.as_object().unwrap().clone()).is_err(),
+                "{bad}"
+            );
         }
     }
 }

@@ -73,9 +73,11 @@ fn non_negative(v: i64) -> Option<u64> {
 
 fn as_u64(v: &Value) -> Option<u64> {
     match v {
-        Value::Number(n) => n
-            .as_u64()
-            .or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64)),
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                .map(|f| f as u64)
+        }),
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
@@ -116,7 +118,13 @@ mod tests {
     use crate::looping::detect::PagingParam;
     use serde_json::json;
 
-    fn param(name: &str, path: &[&str], min: Option<i64>, max: Option<i64>, default: Option<i64>) -> PagingParam {
+    fn param(
+        name: &str,
+        path: &[&str],
+        min: Option<i64>,
+        max: Option<i64>,
+        default: Option<i64>,
+    ) -> PagingParam {
         PagingParam {
             name: name.into(),
             arg_path: path.iter().map(|s| s.to_string()).collect(),
@@ -160,11 +168,19 @@ mod tests {
             size: param("pageSize", &["paging", "pageSize"], None, Some(50), None),
             position: Position::Page(param("page", &["paging", "page"], Some(0), None, None)),
         };
-        let mut args = json!({"filter": {"status": "open"}}).as_object().unwrap().clone();
+        let mut args = json!({"filter": {"status": "open"}})
+            .as_object()
+            .unwrap()
+            .clone();
         let mut plan = PagePlan::new(&paging, &args);
         assert_eq!(plan.position, 0);
         plan.advance(50);
         plan.apply(&mut args);
-        assert_eq!(args, *json!({"filter":{"status":"open"},"paging":{"pageSize":50,"page":1}}).as_object().unwrap());
+        assert_eq!(
+            args,
+            *json!({"filter":{"status":"open"},"paging":{"pageSize":50,"page":1}})
+                .as_object()
+                .unwrap()
+        );
     }
 }

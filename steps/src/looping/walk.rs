@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::budget::Budget;
-use super::collection::{self, Envelope, ItemsPath};
+use super::collection::{self, Declared, Envelope, ItemsPath};
 use super::detect::Walkability;
 use super::for_each;
 use super::page_plan::{get_path, PagePlan};
@@ -167,7 +167,11 @@ impl<U: Upstream> Walker<'_, U> {
             }
             let fingerprint = fingerprint(&page.items);
             if previous.as_ref() == Some(&fingerprint) {
-                let detail = format!("page {} repeated page {}; its {n} rows were dropped", out.pages, out.pages - 1);
+                let detail = format!(
+                    "page {} repeated page {}; its {n} rows were dropped",
+                    out.pages,
+                    out.pages - 1
+                );
                 self.report(out.pages, value);
                 return Ok(out.stop(StopReason::RepeatedPage, Some(detail)));
             }
@@ -214,11 +218,17 @@ impl<U: Upstream> Walker<'_, U> {
 
     /// Page one of the call: where is the collection?
     fn locate(&mut self, root: &RawValue, page: u32) -> Result<(), UpstreamError> {
-        let path = collection::locate(
-            root,
-            self.explicit_path,
-            self.tool.response_items_path.as_deref(),
-        );
+        let declared = match (
+            &self.tool.response_items_path,
+            self.tool.response_is_resource,
+        ) {
+            (Some(path), _) => Declared::At(path),
+            (None, true) => Declared::Resource,
+            (None, false) => Declared::Unknown {
+                list_like: self.tool.walkability != Walkability::NoPaging,
+            },
+        };
+        let path = collection::locate(root, self.explicit_path, declared);
         if path.is_none() {
             if let Some(explicit) = self.explicit_path {
                 return Err(UpstreamError::MissingCollection {

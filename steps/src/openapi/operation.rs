@@ -10,7 +10,7 @@ use super::naming;
 use super::params::{self, with_description};
 use super::response;
 use crate::error::Error;
-use crate::looping::detect;
+use crate::looping::detect::{self, Walkability};
 use crate::tool::{Body, BodyArguments, Method, Tool};
 
 /// A tool as built from its operation, before the toolkit names it.
@@ -126,7 +126,16 @@ pub(crate) fn build<'a>(doc: &Doc<'a>, site: Site<'a>) -> Result<Built, Error> {
             .map(|p| p.location.as_str())
     };
     let walkability = detect::detect(&input_schema, &location, whole_body);
-    let response_items_path = response::items_path(doc, site.operation, &site.pointer)?;
+    let declared = response::declared(doc, site.operation, &site.pointer)?;
+    // A lone nested array of objects is the collection of a list operation
+    // (one with paging parameters), not of a single resource like an order
+    // and its lines: without paging, such a response is returned whole.
+    let list_like = walkability != Walkability::NoPaging;
+    let (response_items_path, response_is_resource) = match declared.path {
+        Some(_) if declared.by_single_array && !list_like => (None, true),
+        Some(path) => (Some(path), false),
+        None => (None, declared.object),
+    };
 
     let text = |key: &str| op.get(key).and_then(Value::as_str);
     let operation_id = text("operationId")
@@ -144,6 +153,7 @@ pub(crate) fn build<'a>(doc: &Doc<'a>, site: Site<'a>) -> Result<Built, Error> {
             body,
             input_schema,
             response_items_path,
+            response_is_resource,
             walkability,
         },
     })

@@ -13,15 +13,27 @@ use crate::looping::collection::{COLLECTION_KEYS, METADATA_KEYS};
 /// `allOf`/`anyOf` nesting looked through before giving up.
 const MAX_VIEW_DEPTH: usize = 8;
 
-/// The dot-path of the collection in the first success response that
-/// declares a schema: `Some(vec![])` for a top-level array.
-pub(crate) fn items_path(
+/// What the first success response with a schema declares about its
+/// collection.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Declared {
+    /// The dot-path of the collection: `Some(vec![])` for a top-level array.
+    pub path: Option<Vec<String>>,
+    /// The path was found only by the "single array of objects" rule, which
+    /// on a single resource (an order with its `lines`) would be wrong.
+    pub by_single_array: bool,
+    /// The schema declares an object with properties.
+    pub object: bool,
+}
+
+/// The declared collection of the first success response with a schema.
+pub(crate) fn declared(
     doc: &Doc<'_>,
     operation: &Value,
     op_pointer: &str,
-) -> Result<Option<Vec<String>>, Error> {
+) -> Result<Declared, Error> {
     let Some(responses) = operation.get("responses").and_then(Value::as_object) else {
-        return Ok(None);
+        return Ok(Declared::default());
     };
     let responses_at = child(op_pointer, "responses");
     let mut codes: Vec<&String> = Vec::new();
@@ -61,7 +73,7 @@ pub(crate) fn items_path(
             return path_in(doc, schema, &schema_at);
         }
     }
-    Ok(None)
+    Ok(Declared::default())
 }
 
 /// A schema seen through its `$ref`s and `allOf`s: its kind and properties.
@@ -149,16 +161,21 @@ fn absorb<'a>(inner: View<'a>, out: &mut View<'a>) {
 }
 
 /// The collection rule of SPEC §3.2 applied to a declared schema.
-fn path_in(doc: &Doc<'_>, schema: &Value, pointer: &str) -> Result<Option<Vec<String>>, Error> {
+fn path_in(doc: &Doc<'_>, schema: &Value, pointer: &str) -> Result<Declared, Error> {
     let top = view(doc, schema, pointer, 0)?;
+    let found = |path: Vec<String>| Declared {
+        path: Some(path),
+        by_single_array: false,
+        object: top.object,
+    };
     if top.array {
-        return Ok(Some(Vec::new()));
+        return Ok(found(Vec::new()));
     }
     if !top.object {
-        return Ok(None);
+        return Ok(Declared::default());
     }
     if let Some(key) = collection_key(doc, &top)? {
-        return Ok(Some(vec![key]));
+        return Ok(found(vec![key]));
     }
     for (key, sub, at) in &top.properties {
         if METADATA_KEYS.contains(key) {
@@ -167,7 +184,7 @@ fn path_in(doc: &Doc<'_>, schema: &Value, pointer: &str) -> Result<Option<Vec<St
         let inner = view(doc, sub, at, 1)?;
         if inner.object {
             if let Some(inner_key) = collection_key(doc, &inner)? {
-                return Ok(Some(vec![(*key).to_string(), inner_key]));
+                return Ok(found(vec![(*key).to_string(), inner_key]));
             }
         }
     }
@@ -183,9 +200,14 @@ fn path_in(doc: &Doc<'_>, schema: &Value, pointer: &str) -> Result<Option<Vec<St
             }
         }
     }
-    Ok(match arrays_of_objects.as_slice() {
-        [only] => Some(vec![(*only).to_string()]),
-        _ => None,
+    Ok(Declared {
+        path: match arrays_of_objects.as_slice() {
+            [only] => Some(vec![(*only).to_string()]),
+            _ => None,
+        },
+        by_single_array: arrays_of_objects.len() == 1,
+        // A free-form object (no properties) says nothing either way.
+        object: !top.properties.is_empty(),
     })
 }
 

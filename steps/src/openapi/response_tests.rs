@@ -59,16 +59,39 @@ fn one_level_down_through_non_metadata_object() {
     assert_eq!(of(schema), p(&["result", "records"]));
 }
 
+/// The tool of a paged GET (limit + offset) whose 200 response is `schema`.
+fn listing(schema: Value) -> crate::Tool {
+    let kit = oas3(
+        json!({"/x": {"get": {
+            "parameters": [
+                {"name":"limit","in":"query","schema":{"type":"integer"}},
+                {"name":"offset","in":"query","schema":{"type":"integer"}}],
+            "responses": {"200":{"description":"ok","content":{"application/json":{"schema":schema}}}}}}}),
+        json!({"schemas": {"Item":{"type":"object","properties":{"id":{"type":"string"}}}}}),
+    );
+    kit.tools[0].clone()
+}
+
+#[test]
+fn single_array_of_objects_only_for_list_operations() {
+    let page = json!({"properties":{"users":{"type":"array","items":{"$ref":"#/components/schemas/Item"}},
+        "errors":{"type":"array","items":{"type":"object"}},
+        "names":{"type":"array","items":{"type":"string"}}}});
+    let tool = listing(page.clone());
+    assert_eq!(tool.response_items_path, p(&["users"]));
+    assert!(!tool.response_is_resource);
+    // without paging parameters it is a single resource with a nested list
+    let kit = oas3(
+        json!({"/x": {"get": {"responses": {"200":{"description":"ok",
+            "content":{"application/json":{"schema":page}}}}}}}),
+        json!({"schemas": {"Item":{"type":"object","properties":{"id":{"type":"string"}}}}}),
+    );
+    assert_eq!(kit.tools[0].response_items_path, None);
+    assert!(kit.tools[0].response_is_resource);
+}
+
 #[test]
 fn single_array_of_objects_else_none() {
-    assert_eq!(
-        of(
-            json!({"properties":{"users":{"type":"array","items":{"$ref":"#/components/schemas/Item"}},
-            "errors":{"type":"array","items":{"type":"object"}},
-            "names":{"type":"array","items":{"type":"string"}}}})
-        ),
-        p(&["users"])
-    );
     assert_eq!(
         of(
             json!({"properties":{"users":{"$ref":"#/components/schemas/Items"},
