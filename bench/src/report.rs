@@ -52,3 +52,8 @@ pub fn target(label: &str, measured: &str, goal: &str, met: bool) {
     let verdict = if met { "MET" } else { "MISSED" };
     println!("TARGET {label:<44} {measured} (goal {goal}): {verdict}");
 }
+
+/// Says that a smoke run (no `--bench`) checked the code paths only.
+pub fn smoke() {
+    println!("SMOKE  ok: code paths ran; no --bench flag, so no targets are judged");
+}

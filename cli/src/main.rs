@@ -7,7 +7,9 @@ mod demo;
 mod output;
 mod progress_line;
 mod shop_cmd;
+mod run_display;
 mod tools_cmd;
+mod workflow_cmd;
 
 use std::process::ExitCode;
 
@@ -25,7 +27,7 @@ pub const EXIT_PARTIAL: u8 = 3;
     name = "dragnet",
     version,
     about = "Walk every page of large business APIs, and say whether the result is complete.",
-    after_help = "Exit codes: 0 complete result; 3 partial result (a bound, a repeated page, an upstream error mid-walk…); 1 error; 2 usage error."
+    after_help = "Exit codes: 0 complete (every walk complete, every step succeeded); 3 partial (some walk stopped short: a bound, a repeated page, an upstream error mid-walk…); 1 error or a failed step; 2 usage error; 130 run cancelled (Ctrl-C)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -40,7 +42,13 @@ enum Command {
     Call(Box<call_cmd::CallArgs>),
     /// Serve the demo shop API (also the test upstream).
     Shop(shop_cmd::ShopArgs),
-    /// Start the demo shop in-process and walk all open orders.
+    /// Check workflow files; prints file:line:col diagnostics.
+    Validate(workflow_cmd::ValidateArgs),
+    /// Run a workflow with live progress, then print a summary.
+    Run(Box<workflow_cmd::RunArgs>),
+    /// Print the JSON Schema of the workflow file format.
+    Schema,
+    /// Run the demo workflows against the in-process demo shop (no network).
     Demo,
 }
 
@@ -68,6 +76,9 @@ fn main() -> ExitCode {
             Command::Tools(args) => tools_cmd::run(args),
             Command::Call(args) => call_cmd::run(*args).await,
             Command::Shop(args) => shop_cmd::run(args).await,
+            Command::Validate(args) => workflow_cmd::validate(args),
+            Command::Run(args) => workflow_cmd::run_file(*args).await,
+            Command::Schema => workflow_cmd::schema(),
             Command::Demo => demo::run().await,
         }
     });

@@ -217,9 +217,67 @@ async fn bad_input_is_a_clear_error_with_a_nonzero_exit() {
 }
 
 #[test]
-fn demo_walks_the_in_process_shop() {
+fn demo_runs_both_example_workflows_in_process() {
     let o = dragnet(&["demo"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
-    assert!(text.contains("Verdict: complete"), "{text}");
+    assert!(text.contains("`nightly-open-orders`: Succeeded"), "{text}");
+    assert!(text.contains("`all-orders-audit`: Partial"), "{text}");
+    assert!(text.contains("took else because $.steps.orders._loop.complete was false"), "{text}");
+    assert!(text.contains("1 report(s) and 1 alert(s) were posted"), "{text}");
+}
+
+fn example(name: &str) -> String {
+    dragnet_shop::openapi_path().parent().unwrap().join(name).display().to_string()
+}
+
+#[test]
+fn validate_and_schema() {
+    let o = dragnet(&[
+        "validate",
+        &example("nightly-open-orders.workflow.yaml"),
+        &example("all-orders-audit.workflow.yaml"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let dir = std::env::temp_dir().join(format!("dragnet-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let broken = dir.join("broken.workflow.yaml");
+    std::fs::write(&broken, "name: broken\nsteps:\n  - id: a\n    tool: shop.listOrders\n    needs: [ghost]\n").unwrap();
+    let o = dragnet(&["validate", broken.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains(&format!("{}:", broken.display())), "{err}");
+    assert!(err.contains("ghost"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let o = dragnet(&["schema"]);
+    assert!(o.status.success());
+    let schema = stdout_json(&o);
+    assert!(schema.get("properties").is_some_and(|p| p.get("steps").is_some()), "{schema}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_exits_by_outcome() {
+    let shop = shop().await;
+    let base = format!("shop={}", shop.base_url());
+    let nightly = example("nightly-open-orders.workflow.yaml");
+    let audit = example("all-orders-audit.workflow.yaml");
+    let (ok, partial, failed) = tokio::task::spawn_blocking(move || {
+        let ok = dragnet(&["run", &nightly, "--base-url", &base, "--input", "min_total=900", "--json"]);
+        let partial = dragnet(&["run", &audit, "--base-url", &base]);
+        let failed = dragnet(&["run", &nightly, "--base-url", "shop=http://127.0.0.1:9"]);
+        (ok, partial, failed)
+    })
+    .await
+    .unwrap();
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let record = stdout_json(&ok);
+    assert_eq!(record["status"], "succeeded");
+    assert_eq!(record["inputs"]["min_total"], 900.0);
+    assert_eq!(record["steps"][1]["verdict"]["complete"], true);
+    assert_eq!(partial.status.code(), Some(3), "{}", stderr(&partial));
+    let text = String::from_utf8_lossy(&partial.stdout);
+    assert!(text.contains("orders") && text.contains("NO"), "{text}");
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    assert!(String::from_utf8_lossy(&failed.stdout).contains("could not connect"));
+    shop.shutdown().await;
 }

@@ -18,7 +18,7 @@ use crate::looping::verdict::StopReason;
 use crate::looping::walk::{Gathered, Walker};
 use crate::progress::{Clock, NoProgress, ProgressSink, Throttled, TokioClock};
 use crate::result::{ForEachError, LoopResult, Payload};
-use crate::verdict_note::{compose, Tally};
+use crate::verdict_note::{compose, Counts, Tally};
 use crate::{Error, Tool};
 
 /// One call: a tool, its plain arguments, the loop options and the bounds.
@@ -162,14 +162,13 @@ pub async fn execute<U: Upstream>(
     let (shaped, unmatched_fields) =
         shape(payload.items(), &options.filter, options.fields.as_ref());
     let visible = shaped.as_ref().map(Vec::len);
-    let verdict = compose(
-        &tally,
-        &errors,
+    let counts = Counts {
         requests,
-        payload.items().len(),
+        items: payload.items().len(),
         visible,
-        &options,
-    );
+        single: matches!(payload, Payload::Single(_)),
+    };
+    let verdict = compose(&tally, &errors, counts, &options);
     Ok(LoopResult {
         payload,
         shaped,

@@ -46,15 +46,26 @@ impl Tally {
     }
 }
 
+/// What a call fetched and shows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counts {
+    pub requests: u32,
+    /// Rows fetched (unfiltered).
+    pub items: usize,
+    /// Rows shown after `_filter`/`_fields`, when either was set.
+    pub visible: Option<usize>,
+    /// The response had no collection and is returned whole.
+    pub single: bool,
+}
+
 /// The verdict of a call.
-pub fn compose(
-    tally: &Tally,
-    errors: &[ForEachError],
-    requests: u32,
-    items: usize,
-    visible: Option<usize>,
-    options: &LoopOptions,
-) -> Verdict {
+pub fn compose(tally: &Tally, errors: &[ForEachError], counts: Counts, options: &LoopOptions) -> Verdict {
+    let Counts {
+        requests,
+        items,
+        visible,
+        single,
+    } = counts;
     let mut stopped_by = tally.stopped_by;
     let mut likely_more = tally.likely_more;
     if stopped_by.is_none() && !errors.is_empty() {
@@ -71,7 +82,11 @@ pub fn compose(
     } else {
         String::new()
     };
-    if complete {
+    if complete && single {
+        note.push_str(&format!(
+            "Complete: the response has no collection and is returned whole ({reqs})."
+        ));
+    } else if complete {
         note.push_str(&format!(
             "Complete: all {rows} fetched in {pages} with {reqs}{across}."
         ));
@@ -139,6 +154,14 @@ fn plural(n: usize, word: &str) -> String {
 mod tests {
     use super::*;
 
+    fn counts(requests: u32, items: usize) -> Counts {
+        Counts {
+            requests,
+            items,
+            ..Counts::default()
+        }
+    }
+
     #[test]
     fn incomplete_notes_say_why_and_what_to_do() {
         let mut t = Tally::default();
@@ -150,7 +173,7 @@ mod tests {
             items: 2000,
             detail: None,
         });
-        let v = compose(&t, &[], 20, 2000, None, &LoopOptions::default());
+        let v = compose(&t, &[], counts(20, 2000), &LoopOptions::default());
         assert!(!v.complete && v.likely_more_rows);
         assert_eq!(v.stopped_by, Some(StopReason::Pages));
         assert!(
@@ -175,7 +198,7 @@ mod tests {
             value: serde_json::json!(9),
             error: "HTTP 404".into(),
         }];
-        let v = compose(&t, &errors, 2, 3, None, &LoopOptions::default());
+        let v = compose(&t, &errors, counts(2, 3), &LoopOptions::default());
         assert!(!v.complete);
         assert_eq!(v.stopped_by, Some(StopReason::UpstreamError));
         assert!(v.note.contains("1 value failed"), "{}", v.note);
@@ -190,7 +213,7 @@ mod tests {
             items: 250,
             ..Outcome::default()
         });
-        let v = compose(&t, &[], 3, 250, None, &LoopOptions::default());
+        let v = compose(&t, &[], counts(3, 250), &LoopOptions::default());
         assert!(v.complete && !v.likely_more_rows && v.stopped_by.is_none());
         assert_eq!(
             v.note,

@@ -29,6 +29,21 @@ impl Op {
         "eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists",
     ];
 
+    /// The operator's name as written in files and arguments.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Eq => "eq",
+            Op::Neq => "neq",
+            Op::Gt => "gt",
+            Op::Gte => "gte",
+            Op::Lt => "lt",
+            Op::Lte => "lte",
+            Op::Contains => "contains",
+            Op::In => "in",
+            Op::Exists => "exists",
+        }
+    }
+
     pub fn parse(name: &str) -> Option<Op> {
         Some(match name {
             "eq" => Op::Eq,
@@ -163,17 +178,19 @@ fn build(index: usize, field: &str, op: &str, value: Value) -> Result<Clause, Er
 
 impl Clause {
     pub fn matches(&self, item: &RawValue) -> bool {
-        let found = lookup(item, &self.field);
-        match self.op {
-            Op::Exists => {
-                let present = found.as_ref().is_some_and(|v| !v.is_null());
-                self.value.as_bool() == Some(present)
-            }
-            _ => {
-                let Some(field) = found else { return false };
-                compare(self.op, &field, &self.value)
-            }
+        test(self.op, lookup(item, &self.field).as_ref(), &self.value)
+    }
+}
+
+/// One operator applied to a value found at a field (`None`: nothing
+/// there) and the clause's value. Shared with workflow branch conditions.
+pub fn test(op: Op, found: Option<&Value>, value: &Value) -> bool {
+    match op {
+        Op::Exists => {
+            let present = found.is_some_and(|v| !v.is_null());
+            value.as_bool() == Some(present)
         }
+        _ => found.is_some_and(|field| compare(op, field, value)),
     }
 }
 

@@ -1,0 +1,154 @@
+//! Showing a workflow run: one live line per running step (indicatif
+//! multi-progress) on a terminal, plain lines otherwise; then a summary
+//! table and the outputs of the last steps.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+use dragnet_engine::run::{RunObserver, RunRecord, StepRecord, StepStatus};
+use dragnet_engine::workflow::model::Workflow;
+use dragnet_steps::progress::ProgressEvent;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::progress_line::describe;
+
+pub struct RunDisplay {
+    multi: Option<MultiProgress>,
+    bars: Mutex<HashMap<String, ProgressBar>>,
+}
+
+impl RunDisplay {
+    pub fn new(_wf: &Workflow) -> Self {
+        let multi = std::io::stderr()
+            .is_terminal()
+            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+        RunDisplay {
+            multi,
+            bars: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Ok(mut bars) = self.bars.lock() {
+            for (_, bar) in bars.drain() {
+                bar.finish_and_clear();
+            }
+        }
+    }
+
+    fn say(&self, line: String) {
+        match &self.multi {
+            Some(m) => {
+                let _ = m.println(line);
+            }
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+impl RunObserver for RunDisplay {
+    fn step_started(&self, step: &str) {
+        if let Some(m) = &self.multi {
+            let bar = m.add(ProgressBar::new_spinner());
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {prefix}: {msg}") {
+                bar.set_style(style);
+            }
+            bar.set_prefix(step.to_string());
+            bar.set_message("running");
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            if let Ok(mut bars) = self.bars.lock() {
+                bars.insert(step.to_string(), bar);
+            }
+        } else {
+            eprintln!("{step}: started");
+        }
+    }
+
+    fn step_progress(&self, step: &str, event: &ProgressEvent) {
+        let text = describe(event);
+        match self.bars.lock().ok().and_then(|b| b.get(step).cloned()) {
+            Some(bar) => bar.set_message(text),
+            None => eprintln!("{step}: {text}"),
+        }
+    }
+
+    fn step_finished(&self, record: &StepRecord) {
+        if let Some(bar) = self.bars.lock().ok().and_then(|mut b| b.remove(&record.id)) {
+            bar.finish_and_clear();
+        }
+        self.say(format!("{}: {}", record.id, status_text(record)));
+    }
+}
+
+fn status_text(r: &StepRecord) -> String {
+    let base = match r.status {
+        StepStatus::Succeeded => match &r.verdict {
+            Some(v) if !v.complete => format!("succeeded, PARTIAL ({})", v.stopped_by.unwrap_or("?")),
+            _ => "succeeded".to_string(),
+        },
+        StepStatus::Failed => "FAILED".to_string(),
+        StepStatus::Skipped => "skipped".to_string(),
+        StepStatus::Cancelled => "cancelled".to_string(),
+        StepStatus::Pending => "pending".to_string(),
+        StepStatus::Running => "running".to_string(),
+    };
+    match &r.reason {
+        Some(reason) => format!("{base} — {reason}"),
+        None => base,
+    }
+}
+
+/// The table (step, status, items, complete, requests, time) and outputs.
+pub fn print_summary(record: &RunRecord) {
+    println!(
+        "run {} of `{}`: {:?} in {} ms",
+        record.run_id, record.workflow, record.status, record.duration_ms
+    );
+    let width = record.steps.iter().map(|s| s.id.len()).max().unwrap_or(4).max(4);
+    println!(
+        "{:<width$}  {:<10} {:>7} {:>9} {:>9} {:>9}",
+        "step", "status", "items", "complete", "requests", "time"
+    );
+    for s in &record.steps {
+        let (items, complete, requests) = match &s.verdict {
+            Some(v) => (v.item_count.to_string(), if v.complete { "yes" } else { "NO" }.to_string(), v.requests.to_string()),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        println!(
+            "{:<width$}  {:<10} {:>7} {:>9} {:>9} {:>7} ms",
+            s.id,
+            format!("{:?}", s.status).to_lowercase(),
+            items,
+            complete,
+            requests,
+            s.duration_ms
+        );
+    }
+    for s in &record.steps {
+        if let Some(reason) = &s.reason {
+            println!("  {}: {reason}", s.id);
+        }
+        if let Some(v) = &s.verdict {
+            if !v.complete {
+                println!("  {}: {}", s.id, v.note);
+            }
+        }
+    }
+    let leaves: Vec<&StepRecord> = record
+        .steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Succeeded && s.kind == "tool")
+        .collect();
+    if let Some(last) = leaves.last() {
+        if let Some(out) = &last.output {
+            let text = out.get();
+            let cut: String = text.chars().take(400).collect();
+            println!(
+                "output of `{}`: {cut}{}",
+                last.id,
+                if text.len() > cut.len() { "…" } else { "" }
+            );
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! `dragnet validate`, `dragnet run` and `dragnet schema`: workflow files
+//! checked with located diagnostics, run with live progress and a summary.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use dragnet_engine::run::{self, RunOptions, RunRecord, RunStatus};
+use dragnet_engine::workflow;
+use dragnet_steps::Limits;
+use tokio_util::sync::CancellationToken;
+
+use crate::run_display::{print_summary, RunDisplay};
+use crate::{EXIT_COMPLETE, EXIT_ERROR, EXIT_PARTIAL};
+
+/// Exit code of a run stopped by Ctrl-C.
+pub const EXIT_CANCELLED: u8 = 130;
+
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// Workflow files (YAML or JSON).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+}
+
+pub fn validate(args: ValidateArgs) -> Result<u8> {
+    let mut failed = false;
+    for file in &args.files {
+        match workflow::load(file) {
+            Ok(wf) => println!("{}: ok ({} steps)", file.display(), wf.steps.len()),
+            Err(diagnostics) => {
+                failed = true;
+                eprintln!("{diagnostics}");
+            }
+        }
+    }
+    Ok(if failed { EXIT_ERROR } else { EXIT_COMPLETE })
+}
+
+pub fn schema() -> Result<u8> {
+    println!("{}", serde_json::to_string_pretty(&workflow::json_schema())?);
+    Ok(EXIT_COMPLETE)
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The workflow file.
+    file: PathBuf,
+    /// An input as name=value (repeatable), typed by the workflow's inputs.
+    #[arg(long = "input", value_name = "NAME=VALUE")]
+    inputs: Vec<String>,
+    /// Replace a provider's base URL: provider=URL (repeatable).
+    #[arg(long = "base-url", value_name = "PROVIDER=URL")]
+    base_urls: Vec<String>,
+    /// Steps running at once.
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+    /// Bound per tool call: pages per collection.
+    #[arg(long, default_value_t = Limits::default().max_pages)]
+    max_pages: u32,
+    /// Bound per tool call: requests.
+    #[arg(long, default_value_t = Limits::default().max_requests)]
+    max_requests: u32,
+    /// Print the run record as JSON instead of the summary.
+    #[arg(long)]
+    json: bool,
+    /// Also write the run record (JSON) to this file.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+pub async fn run_file(args: RunArgs) -> Result<u8> {
+    let wf = Arc::new(workflow::load(&args.file)?);
+    let inputs = run::parse_input_pairs(&wf, &args.inputs)?;
+    let mut base_urls = HashMap::new();
+    for pair in &args.base_urls {
+        let Some((name, url)) = pair.split_once('=') else {
+            bail!("--base-url expects provider=URL, got `{pair}`");
+        };
+        base_urls.insert(name.to_string(), url.to_string());
+    }
+    let options = RunOptions {
+        inputs,
+        concurrency: args.concurrency,
+        limits: Limits {
+            max_pages: args.max_pages,
+            max_requests: args.max_requests,
+            ..Limits::default()
+        },
+        base_urls,
+        ..RunOptions::default()
+    };
+    let record = run_with_display(wf, options).await?;
+    if let Some(path) = &args.output {
+        write_record(path, &record)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&record)?);
+    } else {
+        print_summary(&record);
+    }
+    Ok(exit_code(&record))
+}
+
+/// Runs with a live display and Ctrl-C wired to cancellation.
+pub async fn run_with_display(wf: Arc<workflow::model::Workflow>, mut options: RunOptions) -> Result<RunRecord> {
+    let cancel = CancellationToken::new();
+    options.cancel = cancel.clone();
+    let watcher = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("cancelling: waiting for running steps to stop…");
+                cancel.cancel();
+            }
+        }
+    });
+    let display = Arc::new(RunDisplay::new(&wf));
+    let record = run::run(wf, options, display.clone()).await;
+    watcher.abort();
+    display.finish();
+    Ok(record?)
+}
+
+pub fn exit_code(record: &RunRecord) -> u8 {
+    match record.status {
+        RunStatus::Succeeded => EXIT_COMPLETE,
+        RunStatus::Partial => EXIT_PARTIAL,
+        RunStatus::Cancelled => EXIT_CANCELLED,
+        RunStatus::Failed | RunStatus::Running => EXIT_ERROR,
+    }
+}
+
+fn write_record(path: &Path, record: &RunRecord) -> Result<()> {
+    let text = serde_json::to_string_pretty(record)?;
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}

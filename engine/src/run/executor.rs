@@ -1,0 +1,357 @@
+//! The scheduling loop: start every step whose dependencies are settled
+//! (bounded by a semaphore), decide skips and dependency failures with a
+//! reason, record each step as it finishes, and drain cleanly on cancel.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
+use serde_json::value::RawValue;
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use super::branch::{decide, Decision};
+use super::inputs::resolve_inputs;
+use super::record::{RunRecord, RunStatus, StepRecord, StepStatus, StepVerdict};
+use super::tool_step::{self, CallContext};
+use super::{RunObserver, RunOptions};
+use crate::error::Error;
+use crate::plan::{Edge, Plan};
+use crate::refs::Scope;
+use crate::workflow::model::{CredentialsSpec, Provider, Step, StepKind, Workflow};
+
+/// What a finished step task reports back.
+struct Finished {
+    index: usize,
+    record: StepRecord,
+    decision: Option<Decision>,
+}
+
+/// Everything step tasks share.
+struct Shared {
+    workflow: Arc<Workflow>,
+    upstreams: HashMap<String, Result<HttpUpstream, String>>,
+    calls: CallContext,
+    semaphore: Semaphore,
+}
+
+/// Runs `workflow` to the end (or until cancelled) and returns its record.
+pub async fn run(
+    workflow: Arc<Workflow>,
+    options: RunOptions,
+    observer: Arc<dyn RunObserver>,
+) -> Result<RunRecord, Error> {
+    let plan = Plan::new(&workflow)?;
+    let inputs = resolve_inputs(&workflow, &options.inputs)?;
+    if let Some(name) = options.base_urls.keys().find(|k| !workflow.providers.contains_key(*k)) {
+        return Err(Error::UnknownProvider {
+            name: name.clone(),
+            known: workflow.providers.keys().cloned().collect::<Vec<_>>().join(", "),
+        });
+    }
+    let upstreams = workflow
+        .providers
+        .iter()
+        .map(|(name, p)| (name.clone(), upstream(p, &options)))
+        .collect();
+    let started = Instant::now();
+    let mut record = RunRecord {
+        run_id: run_id(),
+        workflow: workflow.name.clone(),
+        source: workflow.source.display().to_string(),
+        status: RunStatus::Running,
+        started_at: Utc::now(),
+        finished_at: None,
+        duration_ms: 0,
+        inputs: inputs.clone(),
+        steps: workflow
+            .steps
+            .iter()
+            .map(|s| StepRecord::pending(s.id.as_str(), kind_name(s)))
+            .collect(),
+    };
+    let shared = Arc::new(Shared {
+        workflow: workflow.clone(),
+        upstreams,
+        calls: CallContext {
+            limits: options.limits.clone(),
+            observer: observer.clone(),
+            cancel: options.cancel.clone(),
+        },
+        semaphore: Semaphore::new(options.concurrency.max(1)),
+    });
+    let mut scope = Scope {
+        inputs,
+        trigger: options.trigger.clone(),
+        steps: HashMap::new(),
+    };
+    let mut decisions: HashMap<usize, Decision> = HashMap::new();
+    let mut tasks: JoinSet<Finished> = JoinSet::new();
+    let mut cancelled = false;
+    loop {
+        for &i in &plan.order {
+            if record.steps[i].status != StepStatus::Pending {
+                continue;
+            }
+            let deps = plan.dependencies(i);
+            if deps.iter().any(|(j, _)| !record.steps[*j].is_finished()) {
+                continue;
+            }
+            match settle_before_start(&workflow, &record, &decisions, &deps, cancelled) {
+                Some((status, reason)) => {
+                    let step = &mut record.steps[i];
+                    step.status = status;
+                    step.reason = Some(reason);
+                    observer.step_finished(step);
+                }
+                None => {
+                    record.steps[i].status = StepStatus::Running;
+                    observer.step_started(workflow.steps[i].id.as_str());
+                    let shared = shared.clone();
+                    let snapshot = scope.clone();
+                    tasks.spawn(async move { run_step(shared, i, snapshot).await });
+                }
+            }
+        }
+        if tasks.is_empty() {
+            break;
+        }
+        tokio::select! {
+            joined = tasks.join_next() => {
+                let Some(joined) = joined else { continue };
+                match joined {
+                    Ok(done) => {
+                        if let Some(output) = &done.record.output {
+                            scope.steps.insert(workflow.steps[done.index].id.clone(), output.clone());
+                        }
+                        if let Some(d) = done.decision {
+                            decisions.insert(done.index, d);
+                        }
+                        observer.step_finished(&done.record);
+                        record.steps[done.index] = done.record;
+                    }
+                    Err(e) => {
+                        // A step task panicked or was aborted: fail it, keep the run.
+                        if let Some(i) = record.steps.iter().position(|s| s.status == StepStatus::Running) {
+                            record.steps[i].status = StepStatus::Failed;
+                            record.steps[i].reason = Some(format!("the step task ended abnormally: {e}"));
+                        }
+                    }
+                }
+            }
+            _ = options.cancel.cancelled(), if !cancelled => {
+                cancelled = true;
+            }
+        }
+    }
+    record.finished_at = Some(Utc::now());
+    record.duration_ms = started.elapsed().as_millis() as u64;
+    record.settle(cancelled || options.cancel.is_cancelled());
+    Ok(record)
+}
+
+/// A step that will not run: skipped or failed because of what came
+/// before, with the reason. `None` means it runs.
+fn settle_before_start(
+    workflow: &Workflow,
+    record: &RunRecord,
+    decisions: &HashMap<usize, Decision>,
+    deps: &[(usize, Edge)],
+    cancelled: bool,
+) -> Option<(StepStatus, String)> {
+    let id = |j: usize| workflow.steps[j].id.as_str();
+    for (j, edge) in deps {
+        if let Edge::Gate { then } = edge {
+            if let Some(d) = decisions.get(j) {
+                if d.then != *then {
+                    return Some((
+                        StepStatus::Skipped,
+                        format!(
+                            "skipped: branch `{}` took {} because {}",
+                            id(*j),
+                            if d.then { "then" } else { "else" },
+                            d.because
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some((j, _)) = deps.iter().find(|(j, _)| {
+        matches!(record.steps[*j].status, StepStatus::Failed | StepStatus::Cancelled)
+    }) {
+        return Some((
+            StepStatus::Failed,
+            format!("dependency `{}` {}", id(*j), match record.steps[*j].status {
+                StepStatus::Cancelled => "was cancelled",
+                _ => "failed",
+            }),
+        ));
+    }
+    if !deps.is_empty() && deps.iter().all(|(j, _)| record.steps[*j].status == StepStatus::Skipped) {
+        let names: Vec<String> = deps.iter().map(|(j, _)| format!("`{}`", id(*j))).collect();
+        return Some((
+            StepStatus::Skipped,
+            format!("skipped: it depends only on skipped steps ({})", names.join(", ")),
+        ));
+    }
+    if cancelled {
+        return Some((StepStatus::Skipped, "skipped: the run was cancelled before it started".into()));
+    }
+    None
+}
+
+async fn run_step(shared: Arc<Shared>, index: usize, scope: Scope) -> Finished {
+    let step = &shared.workflow.steps[index];
+    let mut record = StepRecord::pending(step.id.as_str(), kind_name(step));
+    let _permit = shared.semaphore.acquire().await;
+    record.status = StepStatus::Running;
+    record.started_at = Some(Utc::now());
+    let started = Instant::now();
+    let mut decision = None;
+    match &step.kind {
+        StepKind::Branch(b) => {
+            record.attempts = 1;
+            match decide(b, &scope) {
+                Ok((d, value)) => {
+                    record.output = raw(&d.output(&value));
+                    record.status = StepStatus::Succeeded;
+                    decision = Some(d);
+                }
+                Err(e) => fail(&mut record, e.to_string()),
+            }
+        }
+        StepKind::Tool(t) => run_tool(&shared, step, t, &scope, &mut record).await,
+    }
+    record.finished_at = Some(Utc::now());
+    record.duration_ms = started.elapsed().as_millis() as u64;
+    Finished { index, record, decision }
+}
+
+async fn run_tool(shared: &Shared, step: &Step, t: &crate::workflow::model::ToolStep, scope: &Scope, record: &mut StepRecord) {
+    let upstream = match shared.upstreams.get(&t.provider) {
+        Some(Ok(u)) => u,
+        Some(Err(e)) => return fail(record, e.clone()),
+        None => return fail(record, format!("unknown provider `{}`", t.provider)),
+    };
+    let prepared = match tool_step::prepare(t, scope) {
+        Ok(p) => p,
+        Err(e) => return fail(record, e),
+    };
+    let attempts = step.retry.map_or(1, |r| r.attempts.max(1));
+    for attempt in 1..=attempts {
+        record.attempts = attempt;
+        let call = tool_step::call(t, step.id.as_str(), prepared.clone(), upstream, &shared.calls);
+        let outcome = match step.timeout {
+            Some(limit) => tokio::time::timeout(limit, call)
+                .await
+                .unwrap_or_else(|_| Err(format!("timed out after {}", human(limit)))),
+            None => call.await,
+        };
+        match outcome {
+            Ok(result) => {
+                let v = &result.verdict;
+                record.verdict = Some(StepVerdict {
+                    complete: v.complete,
+                    requests: v.requests,
+                    item_count: v.item_count,
+                    stopped_by: v.stopped_by.map(|s| s.as_str()),
+                    note: v.note.clone(),
+                });
+                record.output = RawValue::from_string(result.render_workflow()).ok().map(Arc::from);
+                record.status = if tool_step::was_cancelled(&result) {
+                    StepStatus::Cancelled
+                } else {
+                    StepStatus::Succeeded
+                };
+                record.reason = None;
+                return;
+            }
+            Err(e) => {
+                fail(record, e);
+                if shared.calls.cancel.is_cancelled() {
+                    record.status = StepStatus::Cancelled;
+                    return;
+                }
+                if attempt < attempts {
+                    if let Some(r) = step.retry {
+                        tokio::select! {
+                            _ = tokio::time::sleep(r.delay) => {}
+                            _ = shared.calls.cancel.cancelled() => { record.status = StepStatus::Cancelled; return; }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn fail(record: &mut StepRecord, reason: String) {
+    record.status = StepStatus::Failed;
+    record.reason = Some(reason);
+}
+
+fn raw(v: &Value) -> Option<Arc<RawValue>> {
+    RawValue::from_string(v.to_string()).ok().map(Arc::from)
+}
+
+fn kind_name(step: &Step) -> &'static str {
+    match step.kind {
+        StepKind::Tool(_) => "tool",
+        StepKind::Branch(_) => "branch",
+    }
+}
+
+fn human(d: Duration) -> String {
+    if d.as_millis() % 1000 == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+/// The provider's client with its credentials read now; an error (a missing
+/// variable) fails only the steps that use the provider.
+fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, String> {
+    let env = &options.env;
+    let need = |var: &str| {
+        env(var).filter(|v| !v.is_empty()).ok_or_else(|| {
+            format!("provider `{}`: environment variable `{var}` is not set", p.name)
+        })
+    };
+    let credentials = match &p.credentials {
+        CredentialsSpec::None => Credentials::None,
+        CredentialsSpec::Bearer { env } => Credentials::Bearer(Secret::new(need(env)?)),
+        CredentialsSpec::Header { header, env } => Credentials::ApiKeyHeader {
+            header: header.clone(),
+            key: Secret::new(need(env)?),
+        },
+        CredentialsSpec::Basic { user_env, password_env } => Credentials::Basic {
+            user: need(user_env)?,
+            password: Secret::new(need(password_env)?),
+        },
+    };
+    let base = options.base_urls.get(&p.name).unwrap_or(&p.base_url);
+    let mut up = HttpUpstream::new(base, credentials).map_err(|e| e.to_string())?;
+    for (name, value) in &p.headers {
+        up = up.with_header(name, Secret::new(value.clone()));
+    }
+    Ok(up)
+}
+
+/// A unique, time-ordered run id.
+fn run_id() -> String {
+    let now = Utc::now();
+    format!("run_{}_{:08x}", now.format("%Y%m%dT%H%M%S%3f"), rand_suffix())
+}
+
+fn rand_suffix() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(Instant::now().elapsed().as_nanos());
+    h.finish() as u32
+}

@@ -1,0 +1,68 @@
+//! Running a workflow: inputs typed, the plan walked with independent steps
+//! in parallel (bounded), each step recorded as it progresses, branches
+//! gating their steps, failures failing dependants with a cause, and one
+//! cancellation token stopping everything cleanly.
+
+mod branch;
+mod executor;
+mod inputs;
+pub mod record;
+mod template;
+mod tool_step;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use dragnet_steps::progress::ProgressEvent;
+use dragnet_steps::Limits;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+pub use executor::run;
+pub use inputs::{parse_input_pairs, resolve_inputs};
+pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepVerdict};
+
+/// How to run a workflow.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// Input values (typed against the workflow's inputs when the run starts).
+    pub inputs: Map<String, Value>,
+    /// What `$.trigger` holds.
+    pub trigger: Value,
+    /// Steps running at once, at least 1.
+    pub concurrency: usize,
+    /// Bounds of every tool call.
+    pub limits: Limits,
+    /// Base URLs replacing the file's, by provider name.
+    pub base_urls: HashMap<String, String>,
+    /// Where credentials' environment variables are read from.
+    pub env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    /// Cancels the run: running walks stop, nothing new starts.
+    pub cancel: CancellationToken,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            inputs: Map::new(),
+            trigger: Value::Object(Map::new()),
+            concurrency: 4,
+            limits: Limits::default(),
+            base_urls: HashMap::new(),
+            env: Arc::new(|var| std::env::var(var).ok()),
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// Hears about a run as it goes (a progress display, a store, an SSE stream).
+pub trait RunObserver: Send + Sync {
+    fn step_started(&self, _step: &str) {}
+    fn step_progress(&self, _step: &str, _event: &ProgressEvent) {}
+    fn step_finished(&self, _record: &StepRecord) {}
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+
+impl RunObserver for Quiet {}

@@ -1,0 +1,110 @@
+//! A tool step: input and loop values resolved, then one call through
+//! `dragnet_steps::execute` (the loop layer agents use too), rendered with
+//! its verdict under `_loop`. Timeouts and step retries wrap the call.
+
+use std::sync::Arc;
+
+use dragnet_steps::http::HttpUpstream;
+use dragnet_steps::looping::filter::{Clause, Filter};
+use dragnet_steps::looping::options::{ForEachSpec, LoopOptions};
+use dragnet_steps::progress::{ProgressEvent, ProgressSink, TokioClock};
+use dragnet_steps::{Limits, LoopResult, Runtime, StopReason, ToolCall};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::template::resolve;
+use super::RunObserver;
+use crate::refs::Scope;
+use crate::workflow::model::ToolStep;
+
+/// Forwards a step's progress to the run's observer.
+struct StepProgress {
+    observer: Arc<dyn RunObserver>,
+    step: String,
+}
+
+impl ProgressSink for StepProgress {
+    fn emit(&self, event: &ProgressEvent) {
+        self.observer.step_progress(&self.step, event);
+    }
+}
+
+/// Builds the call's arguments and options from the step and the scope.
+pub fn prepare(step: &ToolStep, scope: &Scope) -> Result<(serde_json::Map<String, Value>, LoopOptions), String> {
+    let arguments = match resolve(&step.input, scope).map_err(|e| e.to_string())? {
+        Value::Object(map) => map,
+        Value::Null => serde_json::Map::new(),
+        other => return Err(format!("`input` must be an object, got {other}")),
+    };
+    let spec = &step.looping;
+    let for_each = match &spec.for_each {
+        None => None,
+        Some(fe) => match resolve(&fe.values, scope).map_err(|e| e.to_string())? {
+            Value::Array(values) if values.is_empty() => {
+                return Err(format!("`loop.for_each.values` for `{}` resolved to an empty list", fe.key))
+            }
+            Value::Array(values) => Some(ForEachSpec {
+                key: fe.key.clone(),
+                values,
+            }),
+            other => return Err(format!("`loop.for_each.values` must be a list, got {other}")),
+        },
+    };
+    let mut clauses = Vec::with_capacity(spec.filter.len());
+    for c in &spec.filter {
+        clauses.push(Clause {
+            field: c.field.split('.').map(str::to_string).collect(),
+            op: c.op,
+            value: resolve(&c.value, scope).map_err(|e| e.to_string())?,
+        });
+    }
+    let options = LoopOptions {
+        all_pages: spec.all_pages,
+        fields: spec.fields.clone(),
+        for_each,
+        filter: Filter { clauses },
+        items_path: spec.items_path.clone(),
+        refresh: false,
+    };
+    Ok((arguments, options))
+}
+
+/// What every call of a run shares.
+pub struct CallContext {
+    pub limits: Limits,
+    pub observer: Arc<dyn RunObserver>,
+    pub cancel: CancellationToken,
+}
+
+/// Runs the call once.
+pub async fn call(
+    step: &ToolStep,
+    step_id: &str,
+    (arguments, options): (serde_json::Map<String, Value>, LoopOptions),
+    upstream: &HttpUpstream,
+    ctx: &CallContext,
+) -> Result<LoopResult, String> {
+    let sink = StepProgress {
+        observer: ctx.observer.clone(),
+        step: step_id.to_string(),
+    };
+    let runtime = Runtime {
+        progress: &sink,
+        clock: Arc::new(TokioClock),
+        cancel: ctx.cancel.clone(),
+    };
+    let call = ToolCall {
+        tool: &step.tool,
+        arguments,
+        options,
+        limits: ctx.limits.clone(),
+    };
+    dragnet_steps::execute(call, upstream, &runtime)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Whether a result was cut short by cancellation.
+pub fn was_cancelled(result: &LoopResult) -> bool {
+    result.verdict.stopped_by == Some(StopReason::Cancelled)
+}

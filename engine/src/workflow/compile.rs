@@ -1,0 +1,100 @@
+//! Compile: the positioned tree of a workflow file becomes a
+//! `model::Workflow`. Sections are read one by one (top-level keys, inputs,
+//! providers, triggers, each step), then the graph pass checks the steps
+//! together. Every problem is reported and compiling carries on; the
+//! workflow is returned only when there were none.
+
+use std::path::Path;
+
+use super::context::{reword, Ctx};
+use super::cursor::{describe, Cursor};
+use super::file::TOP_LEVEL_KEYS;
+use super::graph;
+use super::model::Workflow;
+use super::providers::providers;
+use super::sections::{inputs, triggers};
+use super::steps::{compile_step, Env};
+use super::yaml::Node;
+
+pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<Workflow> {
+    let top = Cursor::root(root);
+    if !top.is_map() {
+        cx.error(
+            &top,
+            format!(
+                "a workflow file is a mapping with `name`, `providers` and `steps`, got {}",
+                describe(root)
+            ),
+        );
+        return None;
+    }
+    for (key, pos, c) in top.entries() {
+        if !TOP_LEVEL_KEYS.contains(&key) {
+            let expected: Vec<String> = TOP_LEVEL_KEYS.iter().map(|k| format!("`{k}`")).collect();
+            let serde_like = format!("unknown field `{key}`, expected one of {}", expected.join(", "));
+            cx.at(pos, &c.path, reword(&serde_like));
+        }
+    }
+    if let Some(c) = top.key("$schema") {
+        cx.deserialize::<Option<String>>(&c);
+    }
+    let name = match top.key("name") {
+        None => {
+            cx.error(&top, "missing field `name`; give the workflow a name");
+            None
+        }
+        Some(c) => match c.as_str().map(str::trim) {
+            Some("") => {
+                cx.error(&c, "`name` is empty; give the workflow a name");
+                None
+            }
+            Some(name) => Some(name.to_string()),
+            None => {
+                cx.error(&c, format!("`name` must be a string, got {}", describe(c.node)));
+                None
+            }
+        },
+    };
+    let description = top
+        .key("description")
+        .and_then(|c| cx.deserialize::<Option<String>>(&c))
+        .flatten();
+    let inputs = inputs(cx, top.key("inputs"));
+    let providers = providers(cx, top.key("providers"), source);
+    let triggers = triggers(cx, top.key("triggers"));
+    let env = Env {
+        inputs: &inputs.names,
+        providers: &providers,
+    };
+    let drafts = match top.key("steps") {
+        None => {
+            cx.error(&top, "missing field `steps`; a workflow needs at least one step");
+            Vec::new()
+        }
+        Some(c) if !c.is_seq() => {
+            cx.error(&c, format!("`steps` is a list of steps, got {}", describe(c.node)));
+            Vec::new()
+        }
+        Some(c) => {
+            let drafts: Vec<_> = c.items().map(|s| compile_step(cx, &s, &env)).collect();
+            if drafts.is_empty() {
+                cx.error(&c, "`steps` is empty; a workflow needs at least one step");
+            }
+            drafts
+        }
+    };
+    graph::check(cx, &drafts);
+    if cx.count() > 0 {
+        return None;
+    }
+    let steps = drafts.into_iter().map(|d| d.step).collect::<Option<Vec<_>>>()?;
+    Some(Workflow {
+        name: name?,
+        description,
+        source: source.to_path_buf(),
+        inputs: inputs.defs,
+        providers: providers.ok,
+        triggers,
+        steps,
+    })
+}

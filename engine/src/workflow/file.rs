@@ -1,0 +1,265 @@
+//! The workflow file as written: serde types that mirror the YAML
+//! one-to-one, reject unknown keys, and document themselves through
+//! schemars (the doc comments become the descriptions editors show).
+//! Nothing here is checked beyond shape; `compile` does the rest.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A dragnet workflow: providers of tools, optional inputs and cron
+/// triggers, and steps that form a DAG through `needs`, refs and branches.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "dragnet workflow")]
+pub struct WorkflowFile {
+    /// Editors' schema reference (JSON files); ignored.
+    #[serde(rename = "$schema", default)]
+    pub schema: Option<String>,
+    /// The workflow's name; not empty.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// What the workflow does.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Values a run takes, by name; read with `{ref: "$.inputs.<name>"}`.
+    #[serde(default)]
+    pub inputs: BTreeMap<String, InputFile>,
+    /// Sources of tools, by name (`^[A-Za-z_][A-Za-z0-9_-]*$`); a step's
+    /// `tool` is `<provider>.<operationId>`.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderFile>,
+    /// When the workflow runs by itself; manual and API runs need none.
+    #[serde(default)]
+    pub triggers: Vec<TriggerFile>,
+    /// The steps, in any order: the DAG comes from `needs`, refs and
+    /// branches.
+    #[schemars(length(min = 1))]
+    pub steps: Vec<StepFile>,
+}
+
+/// Top-level keys, in the order of `WorkflowFile`.
+pub const TOP_LEVEL_KEYS: [&str; 7] = [
+    "$schema",
+    "name",
+    "description",
+    "inputs",
+    "providers",
+    "triggers",
+    "steps",
+];
+
+/// A workflow input. Without a default it is required.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, expecting = "an input: {type, default?, description?}")]
+pub struct InputFile {
+    #[serde(rename = "type")]
+    pub ty: InputTypeFile,
+    /// Used when a run does not give the input; must match `type`.
+    #[serde(default)]
+    pub default: Option<Value>,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// The JSON type of an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum InputTypeFile {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Array,
+    Object,
+}
+
+/// An OpenAPI provider: the document its tools come from and where to
+/// call them.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a provider: {openapi, base_url, credentials?, headers?}"
+)]
+pub struct ProviderFile {
+    /// Path of the OpenAPI 3.x or Swagger 2.0 document (JSON or YAML),
+    /// relative to the workflow file.
+    pub openapi: String,
+    /// Where requests go; starts with http:// or https://.
+    #[schemars(regex(pattern = r"^https?://"))]
+    pub base_url: String,
+    /// Organisation credentials, read from environment variables when a
+    /// run starts.
+    #[serde(default)]
+    pub credentials: Option<CredentialsFile>,
+    /// Headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+/// Credentials by environment variable name; values never sit in the file.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum CredentialsFile {
+    /// `Authorization: Bearer $env`.
+    Bearer {
+        /// Environment variable holding the token.
+        env: String,
+    },
+    /// A custom header carrying a secret, e.g. `X-Api-Key`.
+    Header {
+        /// The header's name.
+        header: String,
+        /// Environment variable holding the value.
+        env: String,
+    },
+    /// HTTP basic authentication.
+    Basic {
+        /// Environment variable holding the user name.
+        user_env: String,
+        /// Environment variable holding the password.
+        password_env: String,
+    },
+}
+
+/// A cron trigger.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, expecting = "a trigger: {cron, timezone?}")]
+pub struct TriggerFile {
+    /// 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds
+    /// first), e.g. `0 2 * * *`.
+    pub cron: String,
+    /// IANA time zone name, e.g. `Europe/Berlin`; UTC when absent.
+    #[serde(default)]
+    pub timezone: Option<String>,
+}
+
+/// One step: a tool call (the default) or a branch.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, expecting = "a step: {id, tool, ...}")]
+pub struct StepFile {
+    /// Unique step id, `^[A-Za-z_][A-Za-z0-9_-]*$`; other steps read its
+    /// output with `{ref: "$.steps.<id>..."}`.
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_-]*$"))]
+    pub id: String,
+    /// `tool` (default) or `branch`.
+    #[serde(rename = "type", default)]
+    pub kind: Option<StepType>,
+    /// Tool steps: `<provider>.<operationId>`.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// Steps that must finish first (refs add their steps by themselves).
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// Tool steps: the tool's arguments. Any value may be
+    /// `{ref: "<JSONPath>"}` over `$.inputs`, `$.steps.<id>` or `$.trigger`.
+    #[serde(default)]
+    pub input: Option<Value>,
+    /// Tool steps: the loop layer (walk all pages, fan out, filter, project).
+    #[serde(rename = "loop", default)]
+    pub looping: Option<LoopFile>,
+    /// Fails the step when it runs longer: `<n>ms`, `<n>s`, `<n>m` or `<n>h`.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^[0-9]+(ms|s|m|h)$"))]
+    pub timeout: Option<String>,
+    /// Runs a failed step again as a whole.
+    #[serde(default)]
+    pub retry: Option<RetryFile>,
+    /// Branch steps: the condition.
+    #[serde(rename = "if", default)]
+    pub condition: Option<ConditionFile>,
+    /// Branch steps: steps that run when the condition holds; skipped
+    /// otherwise, with their dependants.
+    #[serde(default)]
+    pub then: Vec<String>,
+    /// Branch steps: steps that run when the condition does not hold.
+    #[serde(rename = "else", default)]
+    pub otherwise: Vec<String>,
+}
+
+/// The kind of a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StepType {
+    Tool,
+    Branch,
+}
+
+/// A step's `loop:` block (the same settings agents pass as `_all_pages`,
+/// `_fields`, `_for_each` and `_filter`).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoopFile {
+    /// Walk every page; the tool must be walkable.
+    #[serde(default)]
+    pub all_pages: bool,
+    /// Dot-paths every item is projected to, e.g. `customer.name`.
+    #[serde(default)]
+    pub fields: Option<Vec<String>>,
+    /// One call per value of a tool parameter, rows merged.
+    #[serde(default)]
+    pub for_each: Option<ForEachFile>,
+    /// Clauses, ANDed, on the merged rows (before projection).
+    #[serde(default)]
+    pub filter: Vec<FilterFile>,
+    /// Dot-path of the collection when the response does not make it plain,
+    /// e.g. `data.items`.
+    #[serde(default)]
+    pub items_path: Option<String>,
+}
+
+/// A fan-out over the values of one parameter.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForEachFile {
+    /// A parameter of the tool.
+    pub key: String,
+    /// A list, or `{ref: "<JSONPath>"}` to one.
+    pub values: Value,
+}
+
+/// One filter clause.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FilterFile {
+    /// Dot-path of the item field.
+    pub field: String,
+    /// One of eq, neq, gt, gte, lt, lte, contains, in, exists.
+    #[schemars(extend("enum" = ["eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists"]))]
+    pub op: String,
+    /// The operand (an array for `in`, a boolean for `exists`); may be a ref.
+    #[serde(default)]
+    pub value: Option<Value>,
+}
+
+/// Retry of a failed step.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryFile {
+    /// Attempts in all, the first included; at least 1.
+    #[schemars(range(min = 1))]
+    pub attempts: u32,
+    /// Wait between attempts (`<n>ms|s|m|h`); 1s when absent.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^[0-9]+(ms|s|m|h)$"))]
+    pub delay: Option<String>,
+}
+
+/// A branch condition: without `op`, the ref's value must be truthy.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConditionFile {
+    /// JSONPath over `$.inputs`, `$.steps.<id>` or `$.trigger`, e.g.
+    /// `$.steps.fetch._loop.complete`.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// One of eq, neq, gt, gte, lt, lte, contains, in, exists.
+    #[serde(default)]
+    #[schemars(extend("enum" = ["eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists"]))]
+    pub op: Option<String>,
+    /// The operand for `op`; may be a ref.
+    #[serde(default)]
+    pub value: Option<Value>,
+}

@@ -1,0 +1,172 @@
+//! A tool step's `loop:` block compiled into a `LoopSpec`: `all_pages`
+//! only on walkable tools, `fields` as projections, `for_each.key` a real
+//! parameter (`invalid_for_each_key` otherwise), filter operators and their
+//! literal operands, `items_path` as a dot-path. Also the operand check
+//! shared with branch conditions.
+
+use dragnet_steps::looping::fields::Projection;
+use dragnet_steps::looping::filter::Op;
+use dragnet_steps::{Error as StepsError, Tool};
+use serde_json::Value;
+
+use super::context::Ctx;
+use super::cursor::Cursor;
+use super::file::LoopFile;
+use super::model::{FilterClause, ForEachSpec, LoopSpec, Template};
+use super::template::{literal, RefCheck};
+use super::values::dot_path;
+
+/// The tool a loop runs over, when it resolved.
+pub struct LoopTool<'a> {
+    pub qualified: &'a str,
+    pub tool: &'a Tool,
+}
+
+/// Compiles `loop:`; `lc` is the `loop` value. `None` when something was
+/// reported.
+pub fn compile(
+    cx: &mut Ctx,
+    lc: &Cursor<'_>,
+    file: &LoopFile,
+    tool: Option<&LoopTool<'_>>,
+    refs: &mut RefCheck<'_>,
+) -> Option<LoopSpec> {
+    let before = cx.count();
+    if let (true, Some(t)) = (file.all_pages, tool) {
+        if !t.tool.walkability.is_walkable() {
+            let e = StepsError::NotWalkable {
+                tool: t.tool.name.clone(),
+                reason: t.tool.walkability.reason(),
+            };
+            cx.value_error(lc, "all_pages", format!("{e}; remove `all_pages`"));
+        }
+    }
+    let fields = file.fields.as_ref().and_then(|paths| {
+        let fc = lc.key("fields");
+        for (i, path) in paths.iter().enumerate() {
+            if let Err(message) = Projection::new(std::slice::from_ref(path)) {
+                let at = fc.as_ref().and_then(|f| f.items().nth(i));
+                match at {
+                    Some(at) => cx.error(&at, format!("bad field path: {message}")),
+                    None => cx.value_error(lc, "fields", format!("bad field path: {message}")),
+                }
+            }
+        }
+        Projection::new(paths).ok()
+    });
+    let for_each = file.for_each.as_ref().and_then(|fe| {
+        let fec = lc.key("for_each")?;
+        if let Some(t) = tool {
+            let parameters = t.tool.argument_names();
+            if !parameters.iter().any(|p| p == &fe.key) {
+                let e = StepsError::InvalidForEachKey {
+                    key: fe.key.clone(),
+                    tool: t.qualified.to_string(),
+                    parameters,
+                };
+                cx.value_error(&fec, "key", e.to_string());
+            }
+        }
+        let vc = fec.key("values")?;
+        let values = refs.template(cx, &vc)?;
+        if let Some(v) = literal(&values) {
+            if !v.is_array() {
+                cx.error(
+                    &vc,
+                    "for_each.values must be a list, or {ref: \"<JSONPath>\"} to one",
+                );
+            }
+        }
+        Some(ForEachSpec {
+            key: fe.key.clone(),
+            values,
+        })
+    });
+    let mut filter = Vec::new();
+    if let Some(list) = lc.key("filter") {
+        for (clause, c) in file.filter.iter().zip(list.items()) {
+            if let Some(f) = filter_clause(cx, &c, &clause.field, &clause.op, refs) {
+                filter.push(f);
+            }
+        }
+    }
+    let items_path = file.items_path.as_ref().and_then(|p| match dot_path(p) {
+        Ok(segments) => Some(segments),
+        Err(message) => {
+            cx.value_error(lc, "items_path", message);
+            None
+        }
+    });
+    (cx.count() == before).then(|| LoopSpec {
+        all_pages: file.all_pages,
+        fields,
+        for_each,
+        filter,
+        items_path,
+    })
+}
+
+fn filter_clause(
+    cx: &mut Ctx,
+    c: &Cursor<'_>,
+    field: &str,
+    op: &str,
+    refs: &mut RefCheck<'_>,
+) -> Option<FilterClause> {
+    let before = cx.count();
+    if let Err(message) = dot_path(field) {
+        cx.value_error(c, "field", message);
+    }
+    let op = operator(cx, c, op);
+    let value = operand(cx, c, op, refs);
+    match (op, value) {
+        (Some(op), Some(value)) if cx.count() == before => Some(FilterClause {
+            field: field.trim().to_string(),
+            op,
+            value,
+        }),
+        _ => None,
+    }
+}
+
+/// Parses the `op` of the mapping under `c`; unknown operators are reported.
+pub fn operator(cx: &mut Ctx, c: &Cursor<'_>, op: &str) -> Option<Op> {
+    let parsed = Op::parse(op.trim());
+    if parsed.is_none() {
+        cx.value_error(
+            c,
+            "op",
+            format!("unknown operator `{op}`; use one of {}", Op::NAMES.join(", ")),
+        );
+    }
+    parsed
+}
+
+/// Compiles the `value` of the mapping under `c` (null when absent) and
+/// checks a literal operand against `op`: `in` takes a list, `exists` a
+/// boolean.
+pub fn operand(
+    cx: &mut Ctx,
+    c: &Cursor<'_>,
+    op: Option<Op>,
+    refs: &mut RefCheck<'_>,
+) -> Option<Template> {
+    let value = match c.key("value") {
+        Some(vc) => refs.template(cx, &vc)?,
+        None => Template::Literal(Value::Null),
+    };
+    let problem = match (op, literal(&value)) {
+        (Some(Op::In), Some(v)) if !v.is_array() => Some("operator `in` takes a list value"),
+        (Some(Op::Exists), Some(v)) if !v.is_boolean() => {
+            Some("operator `exists` takes `value: true` or `value: false`")
+        }
+        _ => None,
+    };
+    match problem {
+        Some(message) => {
+            cx.value_error(c, "value", message);
+            None
+        }
+        None => Some(value),
+    }
+}

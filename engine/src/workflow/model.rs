@@ -1,0 +1,240 @@
+//! The compiled workflow: validated types the planner and runner use. Built
+//! only by `workflow::compile`, so holding a `Workflow` means every id,
+//! tool, ref and loop setting in it was checked.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dragnet_steps::looping::fields::Projection;
+use dragnet_steps::looping::filter::Op;
+use dragnet_steps::{Toolkit, Tool};
+use serde_json::Value;
+
+use crate::refs::RefExpr;
+
+/// A step id: `^[A-Za-z_][A-Za-z0-9_-]*$`, unique in its workflow.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StepId(pub String);
+
+impl fmt::Display for StepId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl StepId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Where something sits in the workflow file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Location {
+    pub line: usize,
+    pub column: usize,
+    /// The YAML path, e.g. `steps[2].needs[0]`.
+    pub path: String,
+}
+
+/// A validated workflow.
+#[derive(Debug, Clone)]
+pub struct Workflow {
+    pub name: String,
+    pub description: Option<String>,
+    /// The file it came from.
+    pub source: PathBuf,
+    pub inputs: Vec<InputDef>,
+    pub providers: BTreeMap<String, Provider>,
+    pub triggers: Vec<Trigger>,
+    /// In file order.
+    pub steps: Vec<Step>,
+}
+
+impl Workflow {
+    pub fn step(&self, id: &StepId) -> Option<&Step> {
+        self.steps.iter().find(|s| &s.id == id)
+    }
+}
+
+/// The type of an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Array,
+    Object,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputDef {
+    pub name: String,
+    pub ty: InputType,
+    pub default: Option<Value>,
+    /// Required when there is no default.
+    pub required: bool,
+    pub description: Option<String>,
+}
+
+/// Credentials by environment variable name; read when a run starts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CredentialsSpec {
+    None,
+    Bearer { env: String },
+    Header { header: String, env: String },
+    Basic { user_env: String, password_env: String },
+}
+
+/// A provider of tools: an imported OpenAPI document and where to call it.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub name: String,
+    pub toolkit: Arc<Toolkit>,
+    pub base_url: String,
+    pub credentials: CredentialsSpec,
+    /// Sent with every request.
+    pub headers: Vec<(String, String)>,
+}
+
+/// When a workflow runs by itself.
+#[derive(Debug, Clone)]
+pub enum Trigger {
+    Cron {
+        /// As written (5 or 6 fields).
+        expression: String,
+        schedule: cron::Schedule,
+        timezone: chrono_tz::Tz,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub id: StepId,
+    /// Explicit `needs`.
+    pub needs: Vec<StepId>,
+    pub kind: StepKind,
+    pub timeout: Option<Duration>,
+    pub retry: Option<StepRetry>,
+    pub location: Location,
+}
+
+/// Retry of a failed step as a whole.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepRetry {
+    /// Attempts in all, at least 1.
+    pub attempts: u32,
+    pub delay: Duration,
+}
+
+/// Closed set of step kinds.
+#[derive(Debug, Clone)]
+pub enum StepKind {
+    Tool(Box<ToolStep>),
+    Branch(BranchStep),
+}
+
+/// Calls a tool, optionally through the loop layer.
+#[derive(Debug, Clone)]
+pub struct ToolStep {
+    pub provider: String,
+    /// The resolved tool (a copy from the provider's toolkit).
+    pub tool: Arc<Tool>,
+    pub input: Template,
+    pub looping: LoopSpec,
+}
+
+/// A step's `loop:` block, validated. Values may still hold refs.
+#[derive(Debug, Clone, Default)]
+pub struct LoopSpec {
+    pub all_pages: bool,
+    pub fields: Option<Projection>,
+    pub for_each: Option<ForEachSpec>,
+    pub filter: Vec<FilterClause>,
+    pub items_path: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ForEachSpec {
+    pub key: String,
+    /// A list, or a ref to one.
+    pub values: Template,
+}
+
+/// A filter clause whose value may be a ref.
+#[derive(Debug, Clone)]
+pub struct FilterClause {
+    pub field: String,
+    pub op: Op,
+    pub value: Template,
+}
+
+/// Selects `then` or `else` steps.
+#[derive(Debug, Clone)]
+pub struct BranchStep {
+    pub condition: Condition,
+    pub then: Vec<StepId>,
+    pub otherwise: Vec<StepId>,
+}
+
+/// `if: {ref, op?, value?}`: without `op`, the ref's value must be truthy.
+#[derive(Debug, Clone)]
+pub struct Condition {
+    pub reference: RefExpr,
+    pub op: Option<Op>,
+    pub value: Template,
+}
+
+/// A value that may hold `{ref: "<JSONPath>"}` anywhere.
+#[derive(Debug, Clone)]
+pub enum Template {
+    Literal(Value),
+    Ref(RefExpr),
+    Array(Vec<Template>),
+    Object(Vec<(String, Template)>),
+}
+
+impl Template {
+    /// Every ref inside, in order.
+    pub fn refs(&self) -> Vec<&RefExpr> {
+        let mut out = Vec::new();
+        self.collect_refs(&mut out);
+        out
+    }
+
+    fn collect_refs<'a>(&'a self, out: &mut Vec<&'a RefExpr>) {
+        match self {
+            Template::Literal(_) => {}
+            Template::Ref(r) => out.push(r),
+            Template::Array(items) => items.iter().for_each(|t| t.collect_refs(out)),
+            Template::Object(fields) => fields.iter().for_each(|(_, t)| t.collect_refs(out)),
+        }
+    }
+}
+
+impl Step {
+    /// Every ref the step holds (input, loop values, filter values, condition).
+    pub fn refs(&self) -> Vec<&RefExpr> {
+        match &self.kind {
+            StepKind::Tool(t) => {
+                let mut out = t.input.refs();
+                if let Some(fe) = &t.looping.for_each {
+                    out.extend(fe.values.refs());
+                }
+                for c in &t.looping.filter {
+                    out.extend(c.value.refs());
+                }
+                out
+            }
+            StepKind::Branch(b) => {
+                let mut out = vec![&b.condition.reference];
+                out.extend(b.condition.value.refs());
+                out
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! The `providers:` section: each OpenAPI document is imported once
+//! (relative paths are taken from the workflow file's directory), the base
+//! URL and credentials are checked, and a failed import is reported at the
+//! provider's `openapi` key with the importer's own message.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dragnet_steps::Toolkit;
+
+use super::context::Ctx;
+use super::cursor::{describe, Cursor};
+use super::file::{CredentialsFile, ProviderFile};
+use super::model::{CredentialsSpec, Provider};
+use super::values::{bad_name, is_name};
+
+/// The declared providers. `declared` also names providers that were
+/// refused, so steps using them are not reported a second time.
+#[derive(Debug, Default)]
+pub struct Providers {
+    pub ok: BTreeMap<String, Provider>,
+    pub declared: Vec<String>,
+}
+
+pub fn providers(cx: &mut Ctx, section: Option<Cursor<'_>>, source: &Path) -> Providers {
+    let mut out = Providers::default();
+    let Some(section) = section.filter(|s| !s.is_null()) else {
+        return out;
+    };
+    if !section.is_map() {
+        cx.error(
+            &section,
+            format!(
+                "`providers` is a mapping of name to {{openapi, base_url}}, got {}",
+                describe(section.node)
+            ),
+        );
+        return out;
+    }
+    let base = source.parent().unwrap_or(Path::new(""));
+    let mut imported: HashMap<PathBuf, Result<Arc<Toolkit>, String>> = HashMap::new();
+    for (name, key_pos, c) in section.entries() {
+        out.declared.push(name.to_string());
+        let before = cx.count();
+        if !is_name(name) {
+            cx.at(key_pos, &c.path, bad_name("provider name", name));
+        }
+        let Some(file) = cx.deserialize::<ProviderFile>(&c) else {
+            continue;
+        };
+        let base_url = file.base_url.trim();
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            cx.value_error(
+                &c,
+                "base_url",
+                format!("base_url of provider `{name}` must start with http:// or https://, got `{base_url}`"),
+            );
+        }
+        let credentials = credentials(cx, &c, file.credentials);
+        let toolkit = if file.openapi.trim().is_empty() {
+            cx.value_error(&c, "openapi", "`openapi` is empty; give the path of the provider's OpenAPI document");
+            None
+        } else {
+            let path = base.join(file.openapi.trim());
+            let result = imported
+                .entry(path.clone())
+                .or_insert_with(|| {
+                    dragnet_steps::openapi::import_file(&path)
+                        .map(Arc::new)
+                        .map_err(|e| e.to_string())
+                })
+                .clone();
+            match result {
+                Ok(kit) => Some(kit),
+                Err(message) => {
+                    cx.value_error(
+                        &c,
+                        "openapi",
+                        format!("cannot import the OpenAPI document of provider `{name}`: {message}"),
+                    );
+                    None
+                }
+            }
+        };
+        let headers = c
+            .key("headers")
+            .map(|h| {
+                h.entries()
+                    .filter_map(|(k, _, v)| v.as_str().map(|v| (k.to_string(), v.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let (Some(toolkit), true) = (toolkit, cx.count() == before) {
+            out.ok.insert(
+                name.to_string(),
+                Provider {
+                    name: name.to_string(),
+                    toolkit,
+                    base_url: base_url.to_string(),
+                    credentials,
+                    headers,
+                },
+            );
+        }
+    }
+    out
+}
+
+/// Checks that every variable name is set; the values are read at run time.
+fn credentials(cx: &mut Ctx, provider: &Cursor<'_>, file: Option<CredentialsFile>) -> CredentialsSpec {
+    let Some(file) = file else {
+        return CredentialsSpec::None;
+    };
+    let at = provider.key("credentials");
+    let mut require = |key: &str, value: &str| {
+        if value.trim().is_empty() {
+            if let Some(at) = &at {
+                cx.value_error(at, key, format!("credentials `{key}` is empty; name an environment variable"));
+            }
+        }
+    };
+    match file {
+        CredentialsFile::Bearer { env } => {
+            require("env", &env);
+            CredentialsSpec::Bearer { env }
+        }
+        CredentialsFile::Header { header, env } => {
+            require("header", &header);
+            require("env", &env);
+            CredentialsSpec::Header { header, env }
+        }
+        CredentialsFile::Basic {
+            user_env,
+            password_env,
+        } => {
+            require("user_env", &user_env);
+            require("password_env", &password_env);
+            CredentialsSpec::Basic {
+                user_env,
+                password_env,
+            }
+        }
+    }
+}

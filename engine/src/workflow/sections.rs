@@ -1,0 +1,201 @@
+//! The `inputs:` and `triggers:` sections: input types and defaults, cron
+//! expressions (5 or 6 fields) and IANA time zones.
+
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use super::context::{last_line, Ctx};
+use super::cursor::{describe, Cursor};
+use super::diagnostic::suggest;
+use super::file::{InputFile, InputTypeFile, TriggerFile};
+use super::model::{InputDef, InputType, Trigger};
+use super::values::{bad_name, is_name};
+
+/// The declared inputs; `names` also holds inputs whose definition was
+/// refused, so refs to them do not add a second problem.
+#[derive(Debug, Default)]
+pub struct Inputs {
+    pub defs: Vec<InputDef>,
+    pub names: Vec<String>,
+}
+
+pub fn inputs(cx: &mut Ctx, section: Option<Cursor<'_>>) -> Inputs {
+    let mut out = Inputs::default();
+    let Some(section) = section.filter(|s| !s.is_null()) else {
+        return out;
+    };
+    if !section.is_map() {
+        cx.error(
+            &section,
+            format!(
+                "`inputs` is a mapping of name to {{type, default?}}, got {}",
+                describe(section.node)
+            ),
+        );
+        return out;
+    }
+    for (name, key_pos, c) in section.entries() {
+        out.names.push(name.to_string());
+        if !is_name(name) {
+            cx.at(key_pos, &c.path, bad_name("input name", name));
+        }
+        let Some(file) = cx.deserialize::<InputFile>(&c) else {
+            continue;
+        };
+        let ty = input_type(file.ty);
+        if let Some(default) = &file.default {
+            if !matches_type(ty, default) {
+                cx.value_error(
+                    &c,
+                    "default",
+                    format!(
+                        "default of input `{name}` must be {}, got {}",
+                        type_words(ty),
+                        c.key("default")
+                            .map_or_else(|| default.to_string(), |d| describe(d.node))
+                    ),
+                );
+                continue;
+            }
+        }
+        out.defs.push(InputDef {
+            name: name.to_string(),
+            ty,
+            required: file.default.is_none(),
+            default: file.default,
+            description: file.description,
+        });
+    }
+    out
+}
+
+fn input_type(t: InputTypeFile) -> InputType {
+    match t {
+        InputTypeFile::String => InputType::String,
+        InputTypeFile::Integer => InputType::Integer,
+        InputTypeFile::Number => InputType::Number,
+        InputTypeFile::Boolean => InputType::Boolean,
+        InputTypeFile::Array => InputType::Array,
+        InputTypeFile::Object => InputType::Object,
+    }
+}
+
+fn matches_type(ty: InputType, v: &Value) -> bool {
+    match ty {
+        InputType::String => v.is_string(),
+        InputType::Integer => v.is_i64() || v.is_u64(),
+        InputType::Number => v.is_number(),
+        InputType::Boolean => v.is_boolean(),
+        InputType::Array => v.is_array(),
+        InputType::Object => v.is_object(),
+    }
+}
+
+fn type_words(ty: InputType) -> &'static str {
+    match ty {
+        InputType::String => "a string",
+        InputType::Integer => "an integer",
+        InputType::Number => "a number",
+        InputType::Boolean => "true or false",
+        InputType::Array => "a list",
+        InputType::Object => "a mapping",
+    }
+}
+
+pub fn triggers(cx: &mut Ctx, section: Option<Cursor<'_>>) -> Vec<Trigger> {
+    let mut out = Vec::new();
+    let Some(section) = section.filter(|s| !s.is_null()) else {
+        return out;
+    };
+    if !section.is_seq() {
+        cx.error(
+            &section,
+            format!(
+                "`triggers` is a list like [{{cron: \"0 2 * * *\"}}], got {}",
+                describe(section.node)
+            ),
+        );
+        return out;
+    }
+    for c in section.items() {
+        let Some(file) = cx.deserialize::<TriggerFile>(&c) else {
+            continue;
+        };
+        let schedule = match cron_schedule(&file.cron) {
+            Ok(s) => Some(s),
+            Err(message) => {
+                cx.value_error(&c, "cron", message);
+                None
+            }
+        };
+        let timezone = match file.timezone.as_deref().map(str::trim) {
+            None | Some("") => Some(chrono_tz::Tz::UTC),
+            Some(name) => match chrono_tz::Tz::from_str(name) {
+                Ok(tz) => Some(tz),
+                Err(_) => {
+                    let hint = suggest(
+                        name,
+                        chrono_tz::TZ_VARIANTS.iter().map(|t| t.name()),
+                        || "; use an IANA name such as Europe/Berlin or UTC".into(),
+                    );
+                    cx.value_error(&c, "timezone", format!("unknown time zone `{name}`{hint}"));
+                    None
+                }
+            },
+        };
+        if let (Some(schedule), Some(timezone)) = (schedule, timezone) {
+            out.push(Trigger::Cron {
+                expression: file.cron.trim().to_string(),
+                schedule,
+                timezone,
+            });
+        }
+    }
+    out
+}
+
+/// Parses 5 fields (a `0` seconds field is put first) or 6.
+pub fn cron_schedule(expression: &str) -> Result<cron::Schedule, String> {
+    let fields = expression.split_whitespace().count();
+    let full = match fields {
+        5 => format!("0 {}", expression.trim()),
+        6 => expression.trim().to_string(),
+        n => {
+            return Err(format!(
+                "invalid cron expression `{expression}`: it has {n} fields; write 5 \
+                 (minute hour day-of-month month day-of-week) or 6 (seconds first)"
+            ))
+        }
+    };
+    cron::Schedule::from_str(&full).map_err(|e| {
+        format!(
+            "invalid cron expression `{expression}`: {}; write 5 fields \
+             (minute hour day-of-month month day-of-week) or 6 (seconds first)",
+            last_line(&e.to_string())
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cron_forms() {
+        assert!(cron_schedule("0 2 * * *").is_ok());
+        assert!(cron_schedule("30 0 2 * * Mon-Fri").is_ok());
+        assert!(cron_schedule("0 2 * *").unwrap_err().contains("4 fields"));
+        assert!(cron_schedule("0 25 * * *").is_err());
+    }
+
+    #[test]
+    fn default_types() {
+        assert!(matches_type(InputType::Integer, &json!(5)));
+        assert!(!matches_type(InputType::Integer, &json!(5.5)));
+        assert!(matches_type(InputType::Number, &json!(5)));
+        assert!(!matches_type(InputType::String, &json!(5)));
+        assert!(matches_type(InputType::Object, &json!({})));
+    }
+}
