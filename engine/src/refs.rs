@@ -162,8 +162,8 @@ fn split(text: &str) -> Option<Split> {
 /// What refs resolve against during a run.
 #[derive(Debug, Default, Clone)]
 pub struct Scope {
-    pub inputs: Value,
-    pub trigger: Value,
+    pub inputs: Arc<Value>,
+    pub trigger: Arc<Value>,
     /// Each finished step's output as raw JSON.
     pub steps: HashMap<StepId, Arc<RawValue>>,
 }
@@ -239,7 +239,7 @@ mod tests {
 
     fn scope() -> Scope {
         let mut s = Scope {
-            inputs: json!({"min": 5, "ids": [1, 2]}),
+            inputs: Arc::new(json!({"min": 5, "ids": [1, 2]})),
             ..Scope::default()
         };
         let out: Box<RawValue> = serde_json::from_str(

@@ -2,7 +2,7 @@
 //! (bounded by a semaphore), decide skips and dependency failures with a
 //! reason, record each step as it finishes, and drain cleanly on cancel.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ use super::{RunObserver, RunOptions};
 use crate::error::Error;
 use crate::plan::{Edge, Plan};
 use crate::refs::Scope;
-use crate::workflow::model::{CredentialsSpec, Provider, Step, StepKind, Workflow};
+use crate::workflow::model::{CredentialsSpec, Provider, Step, StepId, StepKind, Workflow};
 
 /// What a finished step task reports back.
 struct Finished {
@@ -84,36 +84,55 @@ pub async fn run(
         },
         semaphore: Semaphore::new(options.concurrency.max(1)),
     });
-    let mut scope = Scope {
-        inputs,
-        trigger: options.trigger.clone(),
-        steps: HashMap::new(),
-    };
+    let inputs = Arc::new(record.inputs.clone());
+    let trigger = Arc::new(options.trigger.clone());
+    let mut outputs: HashMap<StepId, Arc<RawValue>> = HashMap::new();
     let mut decisions: HashMap<usize, Decision> = HashMap::new();
     let mut tasks: JoinSet<Finished> = JoinSet::new();
     let mut cancelled = false;
-    loop {
-        for &i in &plan.order {
-            if record.steps[i].status != StepStatus::Pending {
-                continue;
-            }
-            let deps = plan.dependencies(i);
-            if deps.iter().any(|(j, _)| !record.steps[*j].is_finished()) {
-                continue;
-            }
-            match settle_before_start(&workflow, &record, &decisions, &deps, cancelled) {
+
+    // Dependency counters: a step is ready when its count reaches zero.
+    let n = workflow.steps.len();
+    let deps: Vec<Vec<(usize, Edge)>> = (0..n).map(|i| plan.dependencies(i)).collect();
+    let mut dependants: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, ds) in deps.iter().enumerate() {
+        for (j, _) in ds {
+            dependants[*j].push(i);
+        }
+    }
+    let reads: Vec<Vec<StepId>> = workflow
+        .steps
+        .iter()
+        .map(|s| s.refs().into_iter().filter_map(|r| r.step().cloned()).collect())
+        .collect();
+    let mut remaining: Vec<usize> = deps.iter().map(Vec::len).collect();
+    let mut ready: VecDeque<usize> = plan.order.iter().copied().filter(|&i| remaining[i] == 0).collect();
+    let mut settled = 0usize;
+    while settled < n {
+        while let Some(i) = ready.pop_front() {
+            match settle_before_start(&workflow, &record, &decisions, &deps[i], cancelled) {
                 Some((status, reason)) => {
                     let step = &mut record.steps[i];
                     step.status = status;
                     step.reason = Some(reason);
                     observer.step_finished(step);
+                    settled += 1;
+                    release(i, &dependants, &mut remaining, &mut ready);
                 }
                 None => {
                     record.steps[i].status = StepStatus::Running;
                     observer.step_started(workflow.steps[i].id.as_str());
+                    // The step sees only the outputs it reads.
+                    let scope = Scope {
+                        inputs: inputs.clone(),
+                        trigger: trigger.clone(),
+                        steps: reads[i]
+                            .iter()
+                            .filter_map(|id| outputs.get(id).map(|o| (id.clone(), o.clone())))
+                            .collect(),
+                    };
                     let shared = shared.clone();
-                    let snapshot = scope.clone();
-                    tasks.spawn(async move { run_step(shared, i, snapshot).await });
+                    tasks.spawn(async move { run_step(shared, i, scope).await });
                 }
             }
         }
@@ -123,35 +142,51 @@ pub async fn run(
         tokio::select! {
             joined = tasks.join_next() => {
                 let Some(joined) = joined else { continue };
-                match joined {
-                    Ok(done) => {
-                        if let Some(output) = &done.record.output {
-                            scope.steps.insert(workflow.steps[done.index].id.clone(), output.clone());
-                        }
-                        if let Some(d) = done.decision {
-                            decisions.insert(done.index, d);
-                        }
-                        observer.step_finished(&done.record);
-                        record.steps[done.index] = done.record;
-                    }
+                let done = match joined {
+                    Ok(done) => done,
                     Err(e) => {
-                        // A step task panicked or was aborted: fail it, keep the run.
-                        if let Some(i) = record.steps.iter().position(|s| s.status == StepStatus::Running) {
-                            record.steps[i].status = StepStatus::Failed;
-                            record.steps[i].reason = Some(format!("the step task ended abnormally: {e}"));
-                        }
+                        // A step task panicked: the run cannot tell which; stop cleanly.
+                        tracing::error!(error = %e, "a step task ended abnormally");
+                        options.cancel.cancel();
+                        continue;
                     }
+                };
+                if let Some(output) = &done.record.output {
+                    outputs.insert(workflow.steps[done.index].id.clone(), output.clone());
                 }
+                if let Some(d) = done.decision {
+                    decisions.insert(done.index, d);
+                }
+                observer.step_finished(&done.record);
+                let i = done.index;
+                record.steps[i] = done.record;
+                settled += 1;
+                release(i, &dependants, &mut remaining, &mut ready);
             }
             _ = options.cancel.cancelled(), if !cancelled => {
                 cancelled = true;
             }
         }
     }
+    for step in record.steps.iter_mut().filter(|s| !s.is_finished()) {
+        step.status = StepStatus::Failed;
+        step.reason = Some("the step did not finish (its task ended abnormally)".into());
+    }
     record.finished_at = Some(Utc::now());
     record.duration_ms = started.elapsed().as_millis() as u64;
     record.settle(cancelled || options.cancel.is_cancelled());
     Ok(record)
+}
+
+/// Marks `i` settled for its dependants; those with nothing left to wait
+/// for become ready.
+fn release(i: usize, dependants: &[Vec<usize>], remaining: &mut [usize], ready: &mut VecDeque<usize>) {
+    for &d in &dependants[i] {
+        remaining[d] -= 1;
+        if remaining[d] == 0 {
+            ready.push_back(d);
+        }
+    }
 }
 
 /// A step that will not run: skipped or failed because of what came

@@ -31,7 +31,10 @@ pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<Workflow> {
     for (key, pos, c) in top.entries() {
         if !TOP_LEVEL_KEYS.contains(&key) {
             let expected: Vec<String> = TOP_LEVEL_KEYS.iter().map(|k| format!("`{k}`")).collect();
-            let serde_like = format!("unknown field `{key}`, expected one of {}", expected.join(", "));
+            let serde_like = format!(
+                "unknown field `{key}`, expected one of {}",
+                expected.join(", ")
+            );
             cx.at(pos, &c.path, reword(&serde_like));
         }
     }
@@ -50,7 +53,10 @@ pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<Workflow> {
             }
             Some(name) => Some(name.to_string()),
             None => {
-                cx.error(&c, format!("`name` must be a string, got {}", describe(c.node)));
+                cx.error(
+                    &c,
+                    format!("`name` must be a string, got {}", describe(c.node)),
+                );
                 None
             }
         },
@@ -68,11 +74,17 @@ pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<Workflow> {
     };
     let drafts = match top.key("steps") {
         None => {
-            cx.error(&top, "missing field `steps`; a workflow needs at least one step");
+            cx.error(
+                &top,
+                "missing field `steps`; a workflow needs at least one step",
+            );
             Vec::new()
         }
         Some(c) if !c.is_seq() => {
-            cx.error(&c, format!("`steps` is a list of steps, got {}", describe(c.node)));
+            cx.error(
+                &c,
+                format!("`steps` is a list of steps, got {}", describe(c.node)),
+            );
             Vec::new()
         }
         Some(c) => {
@@ -87,7 +99,10 @@ pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<Workflow> {
     if cx.count() > 0 {
         return None;
     }
-    let steps = drafts.into_iter().map(|d| d.step).collect::<Option<Vec<_>>>()?;
+    let steps = drafts
+        .into_iter()
+        .map(|d| d.step)
+        .collect::<Option<Vec<_>>>()?;
     Some(Workflow {
         name: name?,
         description,

@@ -144,7 +144,10 @@ pub fn reword(message: &str) -> String {
             expected.join(", ")
         )
     } else {
-        format!("unknown {what} `{field}`; did you mean {}?", close.join(", "))
+        format!(
+            "unknown {what} `{field}`; did you mean {}?",
+            close.join(", ")
+        )
     }
 }
 
@@ -176,6 +179,9 @@ mod tests {
             one_line(pest),
             "bad: Failed to parse rule: --> 1:13; expected atom_expr"
         );
-        assert_eq!(last_line("0 0 25 * * *\n    ^\nHours must be less than 23."), "Hours must be less than 23.");
+        assert_eq!(
+            last_line("0 0 25 * * *\n    ^\nHours must be less than 23."),
+            "Hours must be less than 23."
+        );
     }
 }

@@ -36,7 +36,9 @@ impl<'a> Cursor<'a> {
 
     /// The value under `key`, when this is a mapping holding it.
     pub fn key(&self, key: &str) -> Option<Cursor<'a>> {
-        self.entries().find(|(k, _, _)| *k == key).map(|(_, _, c)| c)
+        self.entries()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, _, c)| c)
     }
 
     /// A key's own position and path, when present.
@@ -165,9 +167,6 @@ mod tests {
         assert_eq!(step.path, "steps[0]");
         assert_eq!(step.key("id").unwrap().path, "steps[0].id");
         assert_eq!(step.key("odd key").unwrap().path, "steps[0][\"odd key\"]");
-        assert_eq!(
-            step.to_json(),
-            serde_json::json!({"id": "a", "odd key": 1})
-        );
+        assert_eq!(step.to_json(), serde_json::json!({"id": "a", "odd key": 1}));
     }
 }

@@ -101,7 +101,8 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_> {
     ) -> Result<V::Value, DeError> {
         match &self.node.value {
             NodeValue::Str(s) => {
-                let access: de::value::StrDeserializer<'_, DeError> = s.as_str().into_deserializer();
+                let access: de::value::StrDeserializer<'_, DeError> =
+                    s.as_str().into_deserializer();
                 visitor
                     .visit_enum(access)
                     .map_err(|e: DeError| e.locate(self.node.pos, &self.path))
@@ -245,7 +246,10 @@ mod tests {
         assert_eq!(e.message, "missing field `a`");
         assert_eq!(e.at, Some((Pos { line: 2, column: 5 }, "list[0]".into())));
         let e = error("list:\n  - a: many\n");
-        assert!(e.message.starts_with("invalid type: string \"many\""), "{e}");
+        assert!(
+            e.message.starts_with("invalid type: string \"many\""),
+            "{e}"
+        );
         assert_eq!(e.at, Some((Pos { line: 2, column: 8 }, "list[0].a".into())));
         let e = error("list: 3\n");
         assert_eq!(e.at.unwrap().1, "list");

@@ -53,7 +53,10 @@ pub const TOP_LEVEL_KEYS: [&str; 7] = [
 
 /// A workflow input. Without a default it is required.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, expecting = "an input: {type, default?, description?}")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an input: {type, default?, description?}"
+)]
 pub struct InputFile {
     #[serde(rename = "type")]
     pub ty: InputTypeFile,

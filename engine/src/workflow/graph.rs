@@ -39,16 +39,29 @@ pub fn check(cx: &mut Ctx, drafts: &[Draft]) {
     let nodes: Vec<NodeIndex> = (0..drafts.len()).map(|i| graph.add_node(i)).collect();
     for (i, d) in drafts.iter().enumerate() {
         let me = d.id.as_deref();
-        let mut edge = |cx: &mut Ctx, name: &str, pos: Pos, path: &str, what: String, waiter: bool| {
+        let mut edge = |cx: &mut Ctx,
+                        name: &str,
+                        pos: Pos,
+                        path: &str,
+                        what: String,
+                        waiter: bool| {
             match first.get(name) {
                 None => {
                     let hint = suggest(name, ids.iter().copied(), || {
                         format!("; step ids are: {}", list(&ids))
                     });
-                    cx.at(pos, path, format!("{what} names unknown step `{name}`{hint}"));
+                    cx.at(
+                        pos,
+                        path,
+                        format!("{what} names unknown step `{name}`{hint}"),
+                    );
                 }
                 Some(_) if Some(name) == me => {
-                    cx.at(pos, path, format!("step `{name}` cannot depend on itself ({what})"));
+                    cx.at(
+                        pos,
+                        path,
+                        format!("step `{name}` cannot depend on itself ({what})"),
+                    );
                 }
                 Some(&j) if first.get(me.unwrap_or_default()) == Some(&i) => {
                     let (from, to) = if waiter { (i, j) } else { (j, i) };
@@ -61,7 +74,14 @@ pub fn check(cx: &mut Ctx, drafts: &[Draft]) {
             edge(cx, &n.name, n.pos, &n.path, "`needs`".into(), true);
         }
         for r in &d.refs {
-            edge(cx, &r.step, r.pos, &r.path, format!("ref `{}`", r.text), true);
+            edge(
+                cx,
+                &r.step,
+                r.pos,
+                &r.path,
+                format!("ref `{}`", r.text),
+                true,
+            );
         }
         for t in &d.targets {
             edge(cx, &t.name, t.pos, &t.path, format!("`{}`", t.role), false);
@@ -102,7 +122,11 @@ impl Draft {
 
 /// The shortest path from `start` back to itself inside `component`, both
 /// ends included.
-fn shortest_cycle(graph: &DiGraph<usize, ()>, start: NodeIndex, component: &[NodeIndex]) -> Vec<NodeIndex> {
+fn shortest_cycle(
+    graph: &DiGraph<usize, ()>,
+    start: NodeIndex,
+    component: &[NodeIndex],
+) -> Vec<NodeIndex> {
     let mut parent: HashMap<NodeIndex, NodeIndex> = HashMap::new();
     let mut queue = VecDeque::from([start]);
     while let Some(n) = queue.pop_front() {
@@ -124,8 +148,8 @@ fn shortest_cycle(graph: &DiGraph<usize, ()>, start: NodeIndex, component: &[Nod
                 cycle.extend(path.into_iter().skip(1));
                 return cycle;
             }
-            if !parent.contains_key(&m) {
-                parent.insert(m, n);
+            if let std::collections::hash_map::Entry::Vacant(slot) = parent.entry(m) {
+                slot.insert(n);
                 queue.push_back(m);
             }
         }

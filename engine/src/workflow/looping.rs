@@ -136,7 +136,10 @@ pub fn operator(cx: &mut Ctx, c: &Cursor<'_>, op: &str) -> Option<Op> {
         cx.value_error(
             c,
             "op",
-            format!("unknown operator `{op}`; use one of {}", Op::NAMES.join(", ")),
+            format!(
+                "unknown operator `{op}`; use one of {}",
+                Op::NAMES.join(", ")
+            ),
         );
     }
     parsed

@@ -59,7 +59,11 @@ pub fn providers(cx: &mut Ctx, section: Option<Cursor<'_>>, source: &Path) -> Pr
         }
         let credentials = credentials(cx, &c, file.credentials);
         let toolkit = if file.openapi.trim().is_empty() {
-            cx.value_error(&c, "openapi", "`openapi` is empty; give the path of the provider's OpenAPI document");
+            cx.value_error(
+                &c,
+                "openapi",
+                "`openapi` is empty; give the path of the provider's OpenAPI document",
+            );
             None
         } else {
             let path = base.join(file.openapi.trim());
@@ -77,7 +81,9 @@ pub fn providers(cx: &mut Ctx, section: Option<Cursor<'_>>, source: &Path) -> Pr
                     cx.value_error(
                         &c,
                         "openapi",
-                        format!("cannot import the OpenAPI document of provider `{name}`: {message}"),
+                        format!(
+                            "cannot import the OpenAPI document of provider `{name}`: {message}"
+                        ),
                     );
                     None
                 }
@@ -108,7 +114,11 @@ pub fn providers(cx: &mut Ctx, section: Option<Cursor<'_>>, source: &Path) -> Pr
 }
 
 /// Checks that every variable name is set; the values are read at run time.
-fn credentials(cx: &mut Ctx, provider: &Cursor<'_>, file: Option<CredentialsFile>) -> CredentialsSpec {
+fn credentials(
+    cx: &mut Ctx,
+    provider: &Cursor<'_>,
+    file: Option<CredentialsFile>,
+) -> CredentialsSpec {
     let Some(file) = file else {
         return CredentialsSpec::None;
     };
@@ -116,7 +126,11 @@ fn credentials(cx: &mut Ctx, provider: &Cursor<'_>, file: Option<CredentialsFile
     let mut require = |key: &str, value: &str| {
         if value.trim().is_empty() {
             if let Some(at) = &at {
-                cx.value_error(at, key, format!("credentials `{key}` is empty; name an environment variable"));
+                cx.value_error(
+                    at,
+                    key,
+                    format!("credentials `{key}` is empty; name an environment variable"),
+                );
             }
         }
     };

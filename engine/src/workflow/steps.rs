@@ -53,7 +53,10 @@ pub struct Draft {
 pub fn compile_step(cx: &mut Ctx, c: &Cursor<'_>, env: &Env<'_>) -> Draft {
     let id_cursor = c.key("id");
     let mut draft = Draft {
-        id: id_cursor.as_ref().and_then(Cursor::as_str).map(str::to_string),
+        id: id_cursor
+            .as_ref()
+            .and_then(Cursor::as_str)
+            .map(str::to_string),
         id_pos: id_cursor.as_ref().map_or(c.pos(), Cursor::pos),
         location: c.location(),
         needs: Vec::new(),
@@ -62,7 +65,13 @@ pub fn compile_step(cx: &mut Ctx, c: &Cursor<'_>, env: &Env<'_>) -> Draft {
         step: None,
     };
     if !c.is_map() {
-        cx.error(c, format!("a step is a mapping {{id, tool, ...}}, got {}", describe(c.node)));
+        cx.error(
+            c,
+            format!(
+                "a step is a mapping {{id, tool, ...}}, got {}",
+                describe(c.node)
+            ),
+        );
         return draft;
     }
     let before = cx.count();
@@ -82,21 +91,28 @@ pub fn compile_step(cx: &mut Ctx, c: &Cursor<'_>, env: &Env<'_>) -> Draft {
             branch_step(cx, c, &file, &mut refs)
         }
     };
-    let timeout = file.timeout.as_deref().and_then(|t| match parse_duration(t) {
-        Ok(d) if d.is_zero() => {
-            cx.value_error(c, "timeout", "timeout must be more than 0");
-            None
-        }
-        Ok(d) => Some(d),
-        Err(message) => {
-            cx.value_error(c, "timeout", message);
-            None
-        }
-    });
+    let timeout = file
+        .timeout
+        .as_deref()
+        .and_then(|t| match parse_duration(t) {
+            Ok(d) if d.is_zero() => {
+                cx.value_error(c, "timeout", "timeout must be more than 0");
+                None
+            }
+            Ok(d) => Some(d),
+            Err(message) => {
+                cx.value_error(c, "timeout", message);
+                None
+            }
+        });
     let retry = file.retry.as_ref().and_then(|r| {
         let rc = c.key("retry")?;
         if r.attempts == 0 {
-            cx.value_error(&rc, "attempts", "retry.attempts must be at least 1 (it counts the first try)");
+            cx.value_error(
+                &rc,
+                "attempts",
+                "retry.attempts must be at least 1 (it counts the first try)",
+            );
         }
         let delay = match r.delay.as_deref().map(parse_duration) {
             None => std::time::Duration::from_secs(1),
@@ -177,7 +193,9 @@ fn tool_step(
     };
     let input = match c.key("input").filter(|i| !i.is_null()) {
         Some(ic) => refs.template(cx, &ic),
-        None => Some(Template::Literal(serde_json::Value::Object(Default::default()))),
+        None => Some(Template::Literal(serde_json::Value::Object(
+            Default::default(),
+        ))),
     };
     let qualified = file.tool.as_deref().unwrap_or_default().trim();
     let found = match &resolved {
@@ -192,7 +210,11 @@ fn tool_step(
         _ => Some(LoopSpec::default()),
     };
     if let Some(t) = &found {
-        let key = file.looping.as_ref().and_then(|l| l.for_each.as_ref()).map(|f| f.key.as_str());
+        let key = file
+            .looping
+            .as_ref()
+            .and_then(|l| l.for_each.as_ref())
+            .map(|f| f.key.as_str());
         check_input(cx, c, qualified, t.tool, key);
     }
     let Resolved::Found { provider, tool } = resolved else {
@@ -220,9 +242,16 @@ fn branch_step(
             format!("branch step `{id}` cannot call a tool; remove `tool`, or `type: branch` to make it a tool step"),
         );
     }
-    for (key, present) in [("input", file.input.is_some()), ("loop", file.looping.is_some())] {
+    for (key, present) in [
+        ("input", file.input.is_some()),
+        ("loop", file.looping.is_some()),
+    ] {
         if present {
-            cx.key_error(c, key, format!("branch step `{id}` takes no `{key}`; remove it"));
+            cx.key_error(
+                c,
+                key,
+                format!("branch step `{id}` takes no `{key}`; remove it"),
+            );
         }
     }
     if file.then.is_empty() && file.otherwise.is_empty() {

@@ -104,7 +104,10 @@ impl<'a> RefCheck<'a> {
                     .entries()
                     .map(|(k, _, v)| (k.to_string(), self.build(cx, &v)))
                     .collect();
-                if fields.iter().all(|(_, t)| matches!(t, Template::Literal(_))) {
+                if fields
+                    .iter()
+                    .all(|(_, t)| matches!(t, Template::Literal(_)))
+                {
                     Template::Literal(c.to_json())
                 } else {
                     Template::Object(fields)
@@ -189,7 +192,8 @@ mod tests {
 
     #[test]
     fn bad_refs_are_reported() {
-        let (t, _, errors) = compile("{a: {ref: \"$.inputs.sise\"}, b: {ref: \"$.nope\"}, c: {ref: 3}}");
+        let (t, _, errors) =
+            compile("{a: {ref: \"$.inputs.sise\"}, b: {ref: \"$.nope\"}, c: {ref: 3}}");
         assert!(t.is_none());
         assert_eq!(errors, 3);
     }

@@ -16,7 +16,10 @@ use super::yaml::NodeValue;
 
 /// What `tool:` named.
 pub enum Resolved {
-    Found { provider: String, tool: Arc<Tool> },
+    Found {
+        provider: String,
+        tool: Arc<Tool>,
+    },
     /// The provider was declared but refused; already reported.
     Unchecked,
     /// Reported here.
@@ -26,9 +29,15 @@ pub enum Resolved {
 /// Resolves `provider.operation`; `at` is the `tool` value.
 pub fn resolve(cx: &mut Ctx, at: &Cursor<'_>, text: &str, providers: &Providers) -> Resolved {
     let text = text.trim();
-    let Some((provider, operation)) = text.split_once('.').filter(|(p, o)| !p.is_empty() && !o.is_empty()) else {
+    let Some((provider, operation)) = text
+        .split_once('.')
+        .filter(|(p, o)| !p.is_empty() && !o.is_empty())
+    else {
         let example = match providers.declared.as_slice() {
-            [only] => format!("`{only}.{}`", if text.is_empty() { "listOrders" } else { text }),
+            [only] => format!(
+                "`{only}.{}`",
+                if text.is_empty() { "listOrders" } else { text }
+            ),
             _ => "`shop.listOrders`".to_string(),
         };
         cx.error(
@@ -41,13 +50,17 @@ pub fn resolve(cx: &mut Ctx, at: &Cursor<'_>, text: &str, providers: &Providers)
         if providers.declared.iter().any(|p| p == provider) {
             return Resolved::Unchecked;
         }
-        let hint = suggest(provider, providers.declared.iter().map(String::as_str), || {
-            if providers.declared.is_empty() {
-                "; no providers are declared, add one under `providers:`".into()
-            } else {
-                format!("; declared providers: {}", list(&providers.declared))
-            }
-        });
+        let hint = suggest(
+            provider,
+            providers.declared.iter().map(String::as_str),
+            || {
+                if providers.declared.is_empty() {
+                    "; no providers are declared, add one under `providers:`".into()
+                } else {
+                    format!("; declared providers: {}", list(&providers.declared))
+                }
+            },
+        );
         cx.error(at, format!("unknown provider `{provider}`{hint}"));
         return Resolved::Failed;
     };
@@ -57,7 +70,12 @@ pub fn resolve(cx: &mut Ctx, at: &Cursor<'_>, text: &str, providers: &Providers)
             tool: Arc::new(tool.clone()),
         },
         None => {
-            let names: Vec<&str> = found.toolkit.tools.iter().map(|t| t.name.as_str()).collect();
+            let names: Vec<&str> = found
+                .toolkit
+                .tools
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect();
             let hint = suggest(operation, names.iter().copied(), || {
                 format!("; its tools are: {}", list(&names))
             });

@@ -25,7 +25,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         )
     };
     let t = text.trim();
-    let digits_end = t.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(t.len());
+    let digits_end = t
+        .bytes()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(t.len());
     let (digits, unit) = t.split_at(digits_end);
     let n: u64 = digits.parse().map_err(|_| bad())?;
     let duration = match unit {
