@@ -9,8 +9,8 @@ use dragnet_steps::looping::fields::Projection;
 use dragnet_steps::looping::filter::Filter;
 use dragnet_steps::looping::shape::shape;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
 use serde_json::json;
+use serde_json::value::RawValue;
 
 /// Picks up to 4 wanted top-level keys of an object, no allocation.
 struct Pick<'k>(&'k [&'k str]);
@@ -69,7 +69,9 @@ fn fused(items: &[RawItem]) -> Vec<RawItem> {
         let _ = (status, total, id, customer);
         // status eq "open" (raw compare of a plain string), total gt 100
         let ok = status.is_some_and(|s| s.get() == "\"open\"")
-            && total.and_then(|t| t.get().parse::<f64>().ok()).is_some_and(|t| t > 100.0);
+            && total
+                .and_then(|t| t.get().parse::<f64>().ok())
+                .is_some_and(|t| t > 100.0);
         if !ok {
             continue;
         }
@@ -123,16 +125,28 @@ fn med(mut v: Vec<f64>) -> f64 {
 
 fn main() {
     let page = order_page(24_000_000).unwrap();
-    let items: Vec<RawItem> = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&[]).map(|_| Vec::new()).unwrap_or_else(|_| {
-        #[derive(serde::Deserialize)]
-        struct P { data: Vec<RawItem> }
-        serde_json::from_slice::<P>(&page.bytes).unwrap().data
-    });
+    let items: Vec<RawItem> =
+        serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&[])
+            .map(|_| Vec::new())
+            .unwrap_or_else(|_| {
+                #[derive(serde::Deserialize)]
+                struct P {
+                    data: Vec<RawItem>,
+                }
+                serde_json::from_slice::<P>(&page.bytes).unwrap().data
+            });
     let filter = Filter::from_json(&json!([
         {"field": "status", "op": "eq", "value": "open"},
         {"field": "total", "op": "gt", "value": 100}
-    ])).unwrap();
-    let proj = Projection::new(&["id".into(), "total".into(), "customer.name".into(), "lines.sku".into()]).unwrap();
+    ]))
+    .unwrap();
+    let proj = Projection::new(&[
+        "id".into(),
+        "total".into(),
+        "customer.name".into(),
+        "lines.sku".into(),
+    ])
+    .unwrap();
     let mut a = Vec::new();
     let mut b = Vec::new();
     let mut c = Vec::new();
@@ -147,16 +161,28 @@ fn main() {
         assert_eq!(cur.len(), new.len());
         assert!(cur.iter().zip(&new).all(|(x, y)| x.get() == y.get()));
         let s = Instant::now();
-        let matching: Vec<&RawValue> = items.iter().map(|i| i.as_ref()).filter(|i| filter.matches(i)).collect();
+        let matching: Vec<&RawValue> = items
+            .iter()
+            .map(|i| i.as_ref())
+            .filter(|i| filter.matches(i))
+            .collect();
         let f = s.elapsed().as_secs_f64() * 1e3;
         let s = Instant::now();
         let (out, _) = proj.apply(matching.iter().copied());
         let p = s.elapsed().as_secs_f64() * 1e3;
-        println!("filter alone {f:.2} ms, projection alone {p:.2} ms ({} rows)", out.len());
+        println!(
+            "filter alone {f:.2} ms, projection alone {p:.2} ms ({} rows)",
+            out.len()
+        );
         let s = Instant::now();
         let v: serde_json::Value = serde_json::from_slice(&page.bytes).unwrap();
         c.push(s.elapsed().as_secs_f64() * 1e3);
         drop(v);
     }
-    println!("current shape() {:.2} ms, fused pick pass {:.2} ms, Value parse {:.2} ms", med(a), med(b), med(c));
+    println!(
+        "current shape() {:.2} ms, fused pick pass {:.2} ms, Value parse {:.2} ms",
+        med(a),
+        med(b),
+        med(c)
+    );
 }

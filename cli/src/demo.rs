@@ -35,7 +35,12 @@ pub async fn run() -> Result<u8> {
     let received = shop.requests();
     shop.shutdown().await;
     let code = outcome?;
-    let posted = |path: &str| received.iter().filter(|r| r.method == "POST" && r.path == path).count();
+    let posted = |path: &str| {
+        received
+            .iter()
+            .filter(|r| r.method == "POST" && r.path == path)
+            .count()
+    };
     println!(
         "\nThe shop received {} requests: {} report(s) and {} alert(s) were posted.",
         received.len(),
@@ -53,7 +58,11 @@ async fn run_both(base_url: &str) -> Result<u8> {
     ] {
         let path = example(file);
         let wf = Arc::new(workflow::load(&path)?);
-        println!("\n== {} — {}", wf.name, wf.description.clone().unwrap_or_default());
+        println!(
+            "\n== {} — {}",
+            wf.name,
+            wf.description.clone().unwrap_or_default()
+        );
         let options = RunOptions {
             base_urls: HashMap::from([("shop".to_string(), base_url.to_string())]),
             ..RunOptions::default()

@@ -6,8 +6,8 @@ mod call_cmd;
 mod demo;
 mod output;
 mod progress_line;
-mod shop_cmd;
 mod run_display;
+mod shop_cmd;
 mod tools_cmd;
 mod workflow_cmd;
 

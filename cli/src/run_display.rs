@@ -84,7 +84,9 @@ impl RunObserver for RunDisplay {
 fn status_text(r: &StepRecord) -> String {
     let base = match r.status {
         StepStatus::Succeeded => match &r.verdict {
-            Some(v) if !v.complete => format!("succeeded, PARTIAL ({})", v.stopped_by.unwrap_or("?")),
+            Some(v) if !v.complete => {
+                format!("succeeded, PARTIAL ({})", v.stopped_by.unwrap_or("?"))
+            }
             _ => "succeeded".to_string(),
         },
         StepStatus::Failed => "FAILED".to_string(),
@@ -105,14 +107,24 @@ pub fn print_summary(record: &RunRecord) {
         "run {} of `{}`: {:?} in {} ms",
         record.run_id, record.workflow, record.status, record.duration_ms
     );
-    let width = record.steps.iter().map(|s| s.id.len()).max().unwrap_or(4).max(4);
+    let width = record
+        .steps
+        .iter()
+        .map(|s| s.id.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     println!(
         "{:<width$}  {:<10} {:>7} {:>9} {:>9} {:>9}",
         "step", "status", "items", "complete", "requests", "time"
     );
     for s in &record.steps {
         let (items, complete, requests) = match &s.verdict {
-            Some(v) => (v.item_count.to_string(), if v.complete { "yes" } else { "NO" }.to_string(), v.requests.to_string()),
+            Some(v) => (
+                v.item_count.to_string(),
+                if v.complete { "yes" } else { "NO" }.to_string(),
+                v.requests.to_string(),
+            ),
             None => ("-".into(), "-".into(), "-".into()),
         };
         println!(

@@ -40,7 +40,10 @@ pub fn validate(args: ValidateArgs) -> Result<u8> {
 }
 
 pub fn schema() -> Result<u8> {
-    println!("{}", serde_json::to_string_pretty(&workflow::json_schema())?);
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&workflow::json_schema())?
+    );
     Ok(EXIT_COMPLETE)
 }
 
@@ -105,7 +108,10 @@ pub async fn run_file(args: RunArgs) -> Result<u8> {
 }
 
 /// Runs with a live display and Ctrl-C wired to cancellation.
-pub async fn run_with_display(wf: Arc<workflow::model::Workflow>, mut options: RunOptions) -> Result<RunRecord> {
+pub async fn run_with_display(
+    wf: Arc<workflow::model::Workflow>,
+    mut options: RunOptions,
+) -> Result<RunRecord> {
     let cancel = CancellationToken::new();
     options.cancel = cancel.clone();
     let watcher = tokio::spawn({

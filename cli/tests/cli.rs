@@ -223,12 +223,23 @@ fn demo_runs_both_example_workflows_in_process() {
     assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
     assert!(text.contains("`nightly-open-orders`: Succeeded"), "{text}");
     assert!(text.contains("`all-orders-audit`: Partial"), "{text}");
-    assert!(text.contains("took else because $.steps.orders._loop.complete was false"), "{text}");
-    assert!(text.contains("1 report(s) and 1 alert(s) were posted"), "{text}");
+    assert!(
+        text.contains("took else because $.steps.orders._loop.complete was false"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 report(s) and 1 alert(s) were posted"),
+        "{text}"
+    );
 }
 
 fn example(name: &str) -> String {
-    dragnet_shop::openapi_path().parent().unwrap().join(name).display().to_string()
+    dragnet_shop::openapi_path()
+        .parent()
+        .unwrap()
+        .join(name)
+        .display()
+        .to_string()
 }
 
 #[test]
@@ -242,7 +253,11 @@ fn validate_and_schema() {
     let dir = std::env::temp_dir().join(format!("dragnet-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let broken = dir.join("broken.workflow.yaml");
-    std::fs::write(&broken, "name: broken\nsteps:\n  - id: a\n    tool: shop.listOrders\n    needs: [ghost]\n").unwrap();
+    std::fs::write(
+        &broken,
+        "name: broken\nsteps:\n  - id: a\n    tool: shop.listOrders\n    needs: [ghost]\n",
+    )
+    .unwrap();
     let o = dragnet(&["validate", broken.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
@@ -252,7 +267,12 @@ fn validate_and_schema() {
     let o = dragnet(&["schema"]);
     assert!(o.status.success());
     let schema = stdout_json(&o);
-    assert!(schema.get("properties").is_some_and(|p| p.get("steps").is_some()), "{schema}");
+    assert!(
+        schema
+            .get("properties")
+            .is_some_and(|p| p.get("steps").is_some()),
+        "{schema}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -262,7 +282,15 @@ async fn run_exits_by_outcome() {
     let nightly = example("nightly-open-orders.workflow.yaml");
     let audit = example("all-orders-audit.workflow.yaml");
     let (ok, partial, failed) = tokio::task::spawn_blocking(move || {
-        let ok = dragnet(&["run", &nightly, "--base-url", &base, "--input", "min_total=900", "--json"]);
+        let ok = dragnet(&[
+            "run",
+            &nightly,
+            "--base-url",
+            &base,
+            "--input",
+            "min_total=900",
+            "--json",
+        ]);
         let partial = dragnet(&["run", &audit, "--base-url", &base]);
         let failed = dragnet(&["run", &nightly, "--base-url", "shop=http://127.0.0.1:9"]);
         (ok, partial, failed)

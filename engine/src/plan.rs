@@ -13,7 +13,9 @@ pub enum Edge {
     Needs,
     Ref,
     /// The dependant is in the branch's `then` (true) or `else` (false).
-    Gate { then: bool },
+    Gate {
+        then: bool,
+    },
 }
 
 /// The DAG of a workflow; node weights are indexes into `workflow.steps`.
@@ -33,7 +35,9 @@ pub struct Cycle(pub Vec<StepId>);
 impl Plan {
     pub fn new(workflow: &Workflow) -> Result<Plan, Cycle> {
         let mut graph = DiGraph::new();
-        let nodes: Vec<NodeIndex> = (0..workflow.steps.len()).map(|i| graph.add_node(i)).collect();
+        let nodes: Vec<NodeIndex> = (0..workflow.steps.len())
+            .map(|i| graph.add_node(i))
+            .collect();
         let index_of = |id: &StepId| workflow.steps.iter().position(|s| &s.id == id);
         for (i, step) in workflow.steps.iter().enumerate() {
             let mut add = |from: usize, edge: Edge| {
@@ -74,14 +78,23 @@ impl Plan {
                 return Err(Cycle(find_cycle(&graph, &nodes, start, workflow)));
             }
         };
-        Ok(Plan { graph, nodes, order })
+        Ok(Plan {
+            graph,
+            nodes,
+            order,
+        })
     }
 
     /// The steps `index` depends on, with why.
     pub fn dependencies(&self, index: usize) -> Vec<(usize, Edge)> {
         self.graph
             .edges_directed(self.nodes[index], petgraph::Direction::Incoming)
-            .map(|e| (self.graph[petgraph::visit::EdgeRef::source(&e)], *e.weight()))
+            .map(|e| {
+                (
+                    self.graph[petgraph::visit::EdgeRef::source(&e)],
+                    *e.weight(),
+                )
+            })
             .collect()
     }
 
@@ -93,7 +106,12 @@ impl Plan {
 }
 
 /// The cycle through `start`, as ids with the first repeated at the end.
-fn find_cycle(graph: &DiGraph<usize, Edge>, nodes: &[NodeIndex], start: usize, workflow: &Workflow) -> Vec<StepId> {
+fn find_cycle(
+    graph: &DiGraph<usize, Edge>,
+    nodes: &[NodeIndex],
+    start: usize,
+    workflow: &Workflow,
+) -> Vec<StepId> {
     let mut path = vec![start];
     let mut seen = vec![false; nodes.len()];
     if dfs(graph, nodes, start, start, &mut path, &mut seen) {
@@ -103,7 +121,14 @@ fn find_cycle(graph: &DiGraph<usize, Edge>, nodes: &[NodeIndex], start: usize, w
     }
 }
 
-fn dfs(graph: &DiGraph<usize, Edge>, nodes: &[NodeIndex], start: usize, at: usize, path: &mut Vec<usize>, seen: &mut [bool]) -> bool {
+fn dfs(
+    graph: &DiGraph<usize, Edge>,
+    nodes: &[NodeIndex],
+    start: usize,
+    at: usize,
+    path: &mut Vec<usize>,
+    seen: &mut [bool],
+) -> bool {
     for next in graph.neighbors(nodes[at]) {
         let j = graph[next];
         if j == start {

@@ -124,7 +124,10 @@ fn split(text: &str) -> Option<Split> {
             b'.' if bytes.get(i + 1) != Some(&b'.') => {
                 let start = i + 1;
                 let mut end = start;
-                while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || matches!(bytes[end], b'_' | b'-' | b'@')) {
+                while end < bytes.len()
+                    && (bytes[end].is_ascii_alphanumeric()
+                        || matches!(bytes[end], b'_' | b'-' | b'@'))
+                {
                     end += 1;
                 }
                 if end == start {
@@ -176,14 +179,17 @@ impl Scope {
             RefRoot::Trigger => resolve_value(&self.trigger, r),
             RefRoot::Step(id) => {
                 let raw = self.steps.get(id).ok_or_else(|| {
-                    RefError(format!("`{}` reads step `{id}`, which has no output", r.text))
+                    RefError(format!(
+                        "`{}` reads step `{id}`, which has no output",
+                        r.text
+                    ))
                 })?;
                 match &r.plain {
-                    Some(segments) => walk_raw(raw, segments)
-                        .ok_or_else(|| missing(r)),
+                    Some(segments) => walk_raw(raw, segments).ok_or_else(|| missing(r)),
                     None => {
-                        let tree: Value = serde_json::from_str(raw.get())
-                            .map_err(|e| RefError(format!("step `{id}` output is not JSON: {e}")))?;
+                        let tree: Value = serde_json::from_str(raw.get()).map_err(|e| {
+                            RefError(format!("step `{id}` output is not JSON: {e}"))
+                        })?;
                         query(&tree, r)
                     }
                 }
@@ -259,7 +265,10 @@ mod tests {
         let r = RefExpr::parse("$.steps.fetch.data[*].id").unwrap();
         assert_eq!(r.relative, "$.data[*].id");
         assert!(r.plain.is_none());
-        assert_eq!(RefExpr::parse("$.inputs.min").unwrap().input_name(), Some("min"));
+        assert_eq!(
+            RefExpr::parse("$.inputs.min").unwrap().input_name(),
+            Some("min")
+        );
         assert!(RefExpr::parse("$.other").is_err());
         assert!(RefExpr::parse("$.steps").is_err());
         assert!(RefExpr::parse("$.steps.x[").is_err());
@@ -274,7 +283,10 @@ mod tests {
         assert_eq!(r("$.steps.fetch.data[*].id").unwrap(), json!([1, 2]));
         assert_eq!(r("$.inputs.ids[0]").unwrap(), json!(1));
         assert_eq!(r("$.steps.fetch.data[?@.id == 2].v").unwrap(), json!(["b"]));
-        assert!(r("$.steps.fetch.nope").unwrap_err().0.contains("matched nothing"));
+        assert!(r("$.steps.fetch.nope")
+            .unwrap_err()
+            .0
+            .contains("matched nothing"));
         assert!(r("$.steps.other.x").is_err());
     }
 }

@@ -19,7 +19,9 @@ fn shop_dir() -> PathBuf {
 }
 
 async fn shop() -> ShopHandle {
-    dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap()
+    dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap()
 }
 
 fn options(shop: &ShopHandle) -> RunOptions {
@@ -38,29 +40,46 @@ async fn run_text(shop: &ShopHandle, text: &str, opts: RunOptions) -> RunRecord 
 
 fn output(record: &RunRecord, step: &str) -> Value {
     let s = record.step(step).unwrap_or_else(|| panic!("step {step}"));
-    serde_json::from_str(s.output.as_ref().unwrap_or_else(|| panic!("{step} has output")).get()).unwrap()
+    serde_json::from_str(
+        s.output
+            .as_ref()
+            .unwrap_or_else(|| panic!("{step} has output"))
+            .get(),
+    )
+    .unwrap()
 }
 
-const PROVIDER: &str = "providers:\n  shop:\n    openapi: openapi.yaml\n    base_url: http://127.0.0.1:9\n";
+const PROVIDER: &str =
+    "providers:\n  shop:\n    openapi: openapi.yaml\n    base_url: http://127.0.0.1:9\n";
 
 #[tokio::test]
 async fn the_nightly_example_fans_out_and_reports() {
     let shop = shop().await;
     let wf = workflow::load(&shop_dir().join("nightly-open-orders.workflow.yaml")).unwrap();
-    let record = run::run(Arc::new(wf), options(&shop), Arc::new(Quiet)).await.unwrap();
+    let record = run::run(Arc::new(wf), options(&shop), Arc::new(Quiet))
+        .await
+        .unwrap();
     assert_eq!(record.status, RunStatus::Succeeded, "{record:#?}");
     let fetched = output(&record, "open_orders");
     let lp = &fetched["_loop"];
     assert_eq!(lp["complete"], true);
     assert_eq!(lp["stoppedBy"], Value::Null);
-    let open = dataset().orders().iter().filter(|o| o.status == OrderStatus::Open).count();
+    let open = dataset()
+        .orders()
+        .iter()
+        .filter(|o| o.status == OrderStatus::Open)
+        .count();
     assert_eq!(lp["itemCount"], json!(open));
     assert_eq!(lp["requests"], json!(30), "one page per property");
     assert!(lp["note"].as_str().unwrap().contains("across 30 values"));
     // the tool's own payload shape: data + meta, rows projected and filtered
     let rows = fetched["data"].as_array().unwrap();
     assert!(fetched.get("meta").is_some());
-    let want = dataset().orders().iter().filter(|o| o.status == OrderStatus::Open && o.total > 500.0).count();
+    let want = dataset()
+        .orders()
+        .iter()
+        .filter(|o| o.status == OrderStatus::Open && o.total > 500.0)
+        .count();
     assert_eq!(rows.len(), want);
     assert!(rows.iter().all(|r| r.as_object().unwrap().len() == 5));
     // the branch took `then`: a report was posted, the alert skipped with a reason
@@ -71,16 +90,28 @@ async fn the_nightly_example_fans_out_and_reports() {
         alert.reason.as_deref(),
         Some("skipped: branch `verdict` took then because $.steps.open_orders._loop.complete was true")
     );
-    let posted: Vec<_> = shop.requests().into_iter().filter(|r| r.path == "/reports").collect();
+    let posted: Vec<_> = shop
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/reports")
+        .collect();
     assert_eq!(posted.len(), 1);
-    assert_eq!(posted[0].body.as_ref().unwrap()["rows"].as_array().unwrap().len(), want);
+    assert_eq!(
+        posted[0].body.as_ref().unwrap()["rows"]
+            .as_array()
+            .unwrap()
+            .len(),
+        want
+    );
 }
 
 #[tokio::test]
 async fn a_partial_walk_takes_the_else_path() {
     let shop = shop().await;
     let wf = workflow::load(&shop_dir().join("all-orders-audit.workflow.yaml")).unwrap();
-    let record = run::run(Arc::new(wf), options(&shop), Arc::new(Quiet)).await.unwrap();
+    let record = run::run(Arc::new(wf), options(&shop), Arc::new(Quiet))
+        .await
+        .unwrap();
     assert_eq!(record.status, RunStatus::Partial);
     let lp = output(&record, "orders")["_loop"].clone();
     assert_eq!(lp["complete"], false);
@@ -88,10 +119,21 @@ async fn a_partial_walk_takes_the_else_path() {
     assert_eq!(lp["itemCount"], 2000);
     let report = record.step("report").unwrap();
     assert_eq!(report.status, StepStatus::Skipped);
-    assert!(report.reason.as_deref().unwrap().contains("took else because $.steps.orders._loop.complete was false"));
-    let alerts: Vec<_> = shop.requests().into_iter().filter(|r| r.path == "/alerts").collect();
+    assert!(report
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("took else because $.steps.orders._loop.complete was false"));
+    let alerts: Vec<_> = shop
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/alerts")
+        .collect();
     assert_eq!(alerts.len(), 1);
-    assert!(alerts[0].body.as_ref().unwrap()["message"].as_str().unwrap().contains("pages-per-collection"));
+    assert!(alerts[0].body.as_ref().unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .contains("pages-per-collection"));
 }
 
 #[tokio::test]
@@ -129,7 +171,10 @@ async fn skips_and_failures_propagate_with_reasons() {
     assert_eq!(record.status, RunStatus::Failed);
     let missing = record.step("missing").unwrap();
     assert_eq!(missing.status, StepStatus::Failed);
-    assert!(missing.reason.as_deref().unwrap().contains("404"), "{missing:?}");
+    assert!(
+        missing.reason.as_deref().unwrap().contains("404"),
+        "{missing:?}"
+    );
     let after = record.step("after_missing").unwrap();
     assert_eq!(after.status, StepStatus::Failed);
     assert_eq!(after.reason.as_deref(), Some("dependency `missing` failed"));
@@ -137,10 +182,17 @@ async fn skips_and_failures_propagate_with_reasons() {
     assert_eq!(record.step("other").unwrap().status, StepStatus::Succeeded);
     let chosen = record.step("chosen").unwrap();
     assert_eq!(chosen.status, StepStatus::Skipped);
-    assert!(chosen.reason.as_deref().unwrap().starts_with("skipped: branch `gate` took else because $.steps.fine.id was 1"));
+    assert!(chosen
+        .reason
+        .as_deref()
+        .unwrap()
+        .starts_with("skipped: branch `gate` took else because $.steps.fine.id was 1"));
     let after = record.step("after_chosen").unwrap();
     assert_eq!(after.status, StepStatus::Skipped);
-    assert_eq!(after.reason.as_deref(), Some("skipped: it depends only on skipped steps (`chosen`)"));
+    assert_eq!(
+        after.reason.as_deref(),
+        Some("skipped: it depends only on skipped steps (`chosen`)")
+    );
     assert_eq!(output(&record, "gate")["took"], "else");
 }
 
@@ -166,13 +218,30 @@ steps:
     input: {per_page: 5, page: 2}
 ";
     let record = run_text(&shop, text, options(&shop)).await;
-    assert_eq!(record.status, RunStatus::Partial, "single pages are not complete: {record:#?}");
+    assert_eq!(
+        record.status,
+        RunStatus::Partial,
+        "single pages are not complete: {record:#?}"
+    );
     let log = shop.requests();
-    let a = log.iter().find(|r| r.path == "/orders" && r.query.contains(&("per_page".into(), "5".into())) && !r.query.iter().any(|(k, _)| k == "page")).unwrap();
+    let a = log
+        .iter()
+        .find(|r| {
+            r.path == "/orders"
+                && r.query.contains(&("per_page".into(), "5".into()))
+                && !r.query.iter().any(|(k, _)| k == "page")
+        })
+        .unwrap();
     let b = log.iter().find(|r| r.path == "/customers").unwrap();
-    let c = log.iter().find(|r| r.query.contains(&("page".into(), "2".into()))).unwrap();
+    let c = log
+        .iter()
+        .find(|r| r.query.contains(&("page".into(), "2".into())))
+        .unwrap();
     // a and b were in flight at the same time (server-side timestamps)
-    assert!(a.started_ms < b.finished_ms && b.started_ms < a.finished_ms, "{a:?} {b:?}");
+    assert!(
+        a.started_ms < b.finished_ms && b.started_ms < a.finished_ms,
+        "{a:?} {b:?}"
+    );
     // c waited for both
     assert!(c.started_ms >= a.finished_ms && c.started_ms >= b.finished_ms);
 }
@@ -199,7 +268,10 @@ steps:
     input: {order_id: 2}
 ";
     let cancel = CancellationToken::new();
-    let opts = RunOptions { cancel: cancel.clone(), ..options(&shop) };
+    let opts = RunOptions {
+        cancel: cancel.clone(),
+        ..options(&shop)
+    };
     let trigger = cancel.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -207,26 +279,53 @@ steps:
     });
     let started = std::time::Instant::now();
     let record = run_text(&shop, text, opts).await;
-    assert!(started.elapsed() < Duration::from_secs(8), "the run stopped without waiting for the slow page");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "the run stopped without waiting for the slow page"
+    );
     assert_eq!(record.status, RunStatus::Cancelled);
     assert_eq!(record.step("quick").unwrap().status, StepStatus::Succeeded);
     let long = record.step("long").unwrap();
     assert_eq!(long.status, StepStatus::Cancelled);
-    assert_eq!(long.verdict.as_ref().unwrap().item_count, 100, "the page fetched before the cancel is kept");
+    assert_eq!(
+        long.verdict.as_ref().unwrap().item_count,
+        100,
+        "the page fetched before the cancel is kept"
+    );
     let after = record.step("after").unwrap();
     assert_eq!(after.status, StepStatus::Failed);
-    assert_eq!(after.reason.as_deref(), Some("dependency `long` was cancelled"));
+    assert_eq!(
+        after.reason.as_deref(),
+        Some("dependency `long` was cancelled")
+    );
 }
 
 #[tokio::test]
 async fn inputs_are_typed_and_checked() {
     let shop = shop().await;
-    let wf = Arc::new(workflow::load(&shop_dir().join("nightly-open-orders.workflow.yaml")).unwrap());
+    let wf =
+        Arc::new(workflow::load(&shop_dir().join("nightly-open-orders.workflow.yaml")).unwrap());
     let inputs = run::parse_input_pairs(&wf, &["min_total=990".to_string()]).unwrap();
     assert_eq!(inputs["min_total"], json!(990.0));
-    let record = run::run(wf.clone(), RunOptions { inputs, ..options(&shop) }, Arc::new(Quiet)).await.unwrap();
-    let rows = output(&record, "open_orders")["data"].as_array().unwrap().len();
-    let want = dataset().orders().iter().filter(|o| o.status == OrderStatus::Open && o.total > 990.0).count();
+    let record = run::run(
+        wf.clone(),
+        RunOptions {
+            inputs,
+            ..options(&shop)
+        },
+        Arc::new(Quiet),
+    )
+    .await
+    .unwrap();
+    let rows = output(&record, "open_orders")["data"]
+        .as_array()
+        .unwrap()
+        .len();
+    let want = dataset()
+        .orders()
+        .iter()
+        .filter(|o| o.status == OrderStatus::Open && o.total > 990.0)
+        .count();
     assert_eq!(rows, want);
     let err = run::parse_input_pairs(&wf, &["nope=1".to_string()]).unwrap_err();
     assert!(err.to_string().contains("not an input"), "{err}");

@@ -131,7 +131,7 @@ fn invalid_fixtures_report_exactly_the_expected_diagnostics() {
     assert!(invalid.len() >= 17);
     for path in invalid {
         let got = match load(&path) {
-            Ok(_) => format!("(loaded without errors)"),
+            Ok(_) => "(loaded without errors)".to_string(),
             Err(e) => {
                 for d in &e {
                     assert!(d.line >= 1 && d.column >= 1, "{d}");
@@ -176,7 +176,9 @@ fn unreadable_file_is_one_diagnostic() {
     let err = load(&path).unwrap_err();
     assert_eq!(err.len(), 1);
     assert_eq!((err.0[0].line, err.0[0].column), (1, 1));
-    assert!(err.0[0].message.starts_with("cannot read the workflow file"));
+    assert!(err.0[0]
+        .message
+        .starts_with("cannot read the workflow file"));
 }
 
 /// Every prefix of every fixture (cut at each line, and at each char of the
@@ -198,6 +200,56 @@ fn truncated_files_never_panic() {
     let text = std::fs::read_to_string(&path).unwrap();
     for (i, _) in text.char_indices().step_by(7) {
         let _ = load_str(&path, &text[..i]);
+    }
+}
+
+/// Random edits of every fixture (characters YAML cares about, put in,
+/// replaced or removed) load or fail without panicking.
+#[test]
+fn mutated_files_never_panic() {
+    const ALPHABET: &[&str] = &[
+        "{", "}", "[", "]", ":", "-", " ", "\n", "\"", "'", "&a", "*a", "!!str ", "#", ",", "? ",
+        "|", ">", "$", ".", "ref", "0", "~", "\t",
+    ];
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound.max(1) as u64) as usize
+    };
+    let mut all = files(&fixtures().join("valid"), &["yaml", "json"]);
+    all.extend(files(&fixtures().join("invalid"), &["yaml"]));
+    for path in &all {
+        let text = std::fs::read_to_string(path).unwrap();
+        for _ in 0..60 {
+            let mut mutated = text.clone();
+            for _ in 0..=next(3) {
+                let mut at = next(mutated.len() + 1);
+                while !mutated.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let piece = ALPHABET[next(ALPHABET.len())];
+                match next(3) {
+                    0 => mutated.insert_str(at, piece),
+                    1 => {
+                        let mut end = (at + 1 + next(8)).min(mutated.len());
+                        while !mutated.is_char_boundary(end) {
+                            end -= 1;
+                        }
+                        mutated.replace_range(at..end, piece);
+                    }
+                    _ => {
+                        let mut end = (at + 1 + next(20)).min(mutated.len());
+                        while !mutated.is_char_boundary(end) {
+                            end -= 1;
+                        }
+                        mutated.replace_range(at..end, "");
+                    }
+                }
+            }
+            let _ = load_str(path, &mutated);
+        }
     }
 }
 
@@ -249,7 +301,14 @@ fn checked_in_schema_matches() {
 fn schema_documents_the_format() {
     let schema = json_schema();
     let props = schema["properties"].as_object().unwrap();
-    for key in ["name", "description", "inputs", "providers", "triggers", "steps"] {
+    for key in [
+        "name",
+        "description",
+        "inputs",
+        "providers",
+        "triggers",
+        "steps",
+    ] {
         assert!(props.contains_key(key), "{key}");
     }
     assert_eq!(schema["additionalProperties"], serde_json::json!(false));

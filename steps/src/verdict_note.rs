@@ -59,7 +59,12 @@ pub struct Counts {
 }
 
 /// The verdict of a call.
-pub fn compose(tally: &Tally, errors: &[ForEachError], counts: Counts, options: &LoopOptions) -> Verdict {
+pub fn compose(
+    tally: &Tally,
+    errors: &[ForEachError],
+    counts: Counts,
+    options: &LoopOptions,
+) -> Verdict {
     let Counts {
         requests,
         items,

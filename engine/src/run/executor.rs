@@ -47,10 +47,19 @@ pub async fn run(
 ) -> Result<RunRecord, Error> {
     let plan = Plan::new(&workflow)?;
     let inputs = resolve_inputs(&workflow, &options.inputs)?;
-    if let Some(name) = options.base_urls.keys().find(|k| !workflow.providers.contains_key(*k)) {
+    if let Some(name) = options
+        .base_urls
+        .keys()
+        .find(|k| !workflow.providers.contains_key(*k))
+    {
         return Err(Error::UnknownProvider {
             name: name.clone(),
-            known: workflow.providers.keys().cloned().collect::<Vec<_>>().join(", "),
+            known: workflow
+                .providers
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
         });
     }
     let upstreams = workflow
@@ -103,10 +112,20 @@ pub async fn run(
     let reads: Vec<Vec<StepId>> = workflow
         .steps
         .iter()
-        .map(|s| s.refs().into_iter().filter_map(|r| r.step().cloned()).collect())
+        .map(|s| {
+            s.refs()
+                .into_iter()
+                .filter_map(|r| r.step().cloned())
+                .collect()
+        })
         .collect();
     let mut remaining: Vec<usize> = deps.iter().map(Vec::len).collect();
-    let mut ready: VecDeque<usize> = plan.order.iter().copied().filter(|&i| remaining[i] == 0).collect();
+    let mut ready: VecDeque<usize> = plan
+        .order
+        .iter()
+        .copied()
+        .filter(|&i| remaining[i] == 0)
+        .collect();
     let mut settled = 0usize;
     while settled < n {
         while let Some(i) = ready.pop_front() {
@@ -180,7 +199,12 @@ pub async fn run(
 
 /// Marks `i` settled for its dependants; those with nothing left to wait
 /// for become ready.
-fn release(i: usize, dependants: &[Vec<usize>], remaining: &mut [usize], ready: &mut VecDeque<usize>) {
+fn release(
+    i: usize,
+    dependants: &[Vec<usize>],
+    remaining: &mut [usize],
+    ready: &mut VecDeque<usize>,
+) {
     for &d in &dependants[i] {
         remaining[d] -= 1;
         if remaining[d] == 0 {
@@ -217,25 +241,42 @@ fn settle_before_start(
         }
     }
     if let Some((j, _)) = deps.iter().find(|(j, _)| {
-        matches!(record.steps[*j].status, StepStatus::Failed | StepStatus::Cancelled)
+        matches!(
+            record.steps[*j].status,
+            StepStatus::Failed | StepStatus::Cancelled
+        )
     }) {
         return Some((
             StepStatus::Failed,
-            format!("dependency `{}` {}", id(*j), match record.steps[*j].status {
-                StepStatus::Cancelled => "was cancelled",
-                _ => "failed",
-            }),
+            format!(
+                "dependency `{}` {}",
+                id(*j),
+                match record.steps[*j].status {
+                    StepStatus::Cancelled => "was cancelled",
+                    _ => "failed",
+                }
+            ),
         ));
     }
-    if !deps.is_empty() && deps.iter().all(|(j, _)| record.steps[*j].status == StepStatus::Skipped) {
+    if !deps.is_empty()
+        && deps
+            .iter()
+            .all(|(j, _)| record.steps[*j].status == StepStatus::Skipped)
+    {
         let names: Vec<String> = deps.iter().map(|(j, _)| format!("`{}`", id(*j))).collect();
         return Some((
             StepStatus::Skipped,
-            format!("skipped: it depends only on skipped steps ({})", names.join(", ")),
+            format!(
+                "skipped: it depends only on skipped steps ({})",
+                names.join(", ")
+            ),
         ));
     }
     if cancelled {
-        return Some((StepStatus::Skipped, "skipped: the run was cancelled before it started".into()));
+        return Some((
+            StepStatus::Skipped,
+            "skipped: the run was cancelled before it started".into(),
+        ));
     }
     None
 }
@@ -264,10 +305,20 @@ async fn run_step(shared: Arc<Shared>, index: usize, scope: Scope) -> Finished {
     }
     record.finished_at = Some(Utc::now());
     record.duration_ms = started.elapsed().as_millis() as u64;
-    Finished { index, record, decision }
+    Finished {
+        index,
+        record,
+        decision,
+    }
 }
 
-async fn run_tool(shared: &Shared, step: &Step, t: &crate::workflow::model::ToolStep, scope: &Scope, record: &mut StepRecord) {
+async fn run_tool(
+    shared: &Shared,
+    step: &Step,
+    t: &crate::workflow::model::ToolStep,
+    scope: &Scope,
+    record: &mut StepRecord,
+) {
     let upstream = match shared.upstreams.get(&t.provider) {
         Some(Ok(u)) => u,
         Some(Err(e)) => return fail(record, e.clone()),
@@ -280,7 +331,13 @@ async fn run_tool(shared: &Shared, step: &Step, t: &crate::workflow::model::Tool
     let attempts = step.retry.map_or(1, |r| r.attempts.max(1));
     for attempt in 1..=attempts {
         record.attempts = attempt;
-        let call = tool_step::call(t, step.id.as_str(), prepared.clone(), upstream, &shared.calls);
+        let call = tool_step::call(
+            t,
+            step.id.as_str(),
+            prepared.clone(),
+            upstream,
+            &shared.calls,
+        );
         let outcome = match step.timeout {
             Some(limit) => tokio::time::timeout(limit, call)
                 .await
@@ -297,7 +354,9 @@ async fn run_tool(shared: &Shared, step: &Step, t: &crate::workflow::model::Tool
                     stopped_by: v.stopped_by.map(|s| s.as_str()),
                     note: v.note.clone(),
                 });
-                record.output = RawValue::from_string(result.render_workflow()).ok().map(Arc::from);
+                record.output = RawValue::from_string(result.render_workflow())
+                    .ok()
+                    .map(Arc::from);
                 record.status = if tool_step::was_cancelled(&result) {
                     StepStatus::Cancelled
                 } else {
@@ -342,7 +401,7 @@ fn kind_name(step: &Step) -> &'static str {
 }
 
 fn human(d: Duration) -> String {
-    if d.as_millis() % 1000 == 0 {
+    if d.as_millis().is_multiple_of(1000) {
         format!("{}s", d.as_secs())
     } else {
         format!("{}ms", d.as_millis())
@@ -355,7 +414,10 @@ fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, String> 
     let env = &options.env;
     let need = |var: &str| {
         env(var).filter(|v| !v.is_empty()).ok_or_else(|| {
-            format!("provider `{}`: environment variable `{var}` is not set", p.name)
+            format!(
+                "provider `{}`: environment variable `{var}` is not set",
+                p.name
+            )
         })
     };
     let credentials = match &p.credentials {
@@ -365,7 +427,10 @@ fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, String> 
             header: header.clone(),
             key: Secret::new(need(env)?),
         },
-        CredentialsSpec::Basic { user_env, password_env } => Credentials::Basic {
+        CredentialsSpec::Basic {
+            user_env,
+            password_env,
+        } => Credentials::Basic {
             user: need(user_env)?,
             password: Secret::new(need(password_env)?),
         },
@@ -381,7 +446,11 @@ fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, String> 
 /// A unique, time-ordered run id.
 fn run_id() -> String {
     let now = Utc::now();
-    format!("run_{}_{:08x}", now.format("%Y%m%dT%H%M%S%3f"), rand_suffix())
+    format!(
+        "run_{}_{:08x}",
+        now.format("%Y%m%dT%H%M%S%3f"),
+        rand_suffix()
+    )
 }
 
 fn rand_suffix() -> u32 {

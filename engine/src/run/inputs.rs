@@ -19,7 +19,10 @@ fn type_name(ty: InputType) -> &'static str {
 }
 
 /// Parses `name=value` pairs from the command line, typed by the inputs.
-pub fn parse_input_pairs(workflow: &Workflow, pairs: &[String]) -> Result<Map<String, Value>, Error> {
+pub fn parse_input_pairs(
+    workflow: &Workflow,
+    pairs: &[String],
+) -> Result<Map<String, Value>, Error> {
     let mut out = Map::new();
     for pair in pairs {
         let Some((name, text)) = pair.split_once('=') else {
@@ -28,7 +31,11 @@ pub fn parse_input_pairs(workflow: &Workflow, pairs: &[String]) -> Result<Map<St
                 message: "expected name=value".into(),
             });
         };
-        let def = workflow.inputs.iter().find(|i| i.name == name).ok_or_else(|| unknown(workflow, name))?;
+        let def = workflow
+            .inputs
+            .iter()
+            .find(|i| i.name == name)
+            .ok_or_else(|| unknown(workflow, name))?;
         let schema = json!({"type": type_name(def.ty)});
         let value = parse_value(name, text, Some(&schema)).map_err(|e| Error::Input {
             name: name.to_string(),
@@ -41,7 +48,10 @@ pub fn parse_input_pairs(workflow: &Workflow, pairs: &[String]) -> Result<Map<St
 
 /// Checks given inputs and fills defaults; the result is `$.inputs`.
 pub fn resolve_inputs(workflow: &Workflow, given: &Map<String, Value>) -> Result<Value, Error> {
-    if let Some(name) = given.keys().find(|k| !workflow.inputs.iter().any(|i| &i.name == *k)) {
+    if let Some(name) = given
+        .keys()
+        .find(|k| !workflow.inputs.iter().any(|i| &i.name == *k))
+    {
         return Err(unknown(workflow, name));
     }
     let mut out = Map::new();
@@ -52,7 +62,8 @@ pub fn resolve_inputs(workflow: &Workflow, given: &Map<String, Value>) -> Result
             (None, None) => {
                 return Err(Error::Input {
                     name: def.name.clone(),
-                    message: "required, and the run did not give it (use --input name=value)".into(),
+                    message: "required, and the run did not give it (use --input name=value)"
+                        .into(),
                 })
             }
         };
@@ -85,7 +96,11 @@ fn unknown(workflow: &Workflow, name: &str) -> Error {
         message: format!(
             "not an input of `{}`; its inputs are: {}",
             workflow.name,
-            if known.is_empty() { "(none)".to_string() } else { known.join(", ") }
+            if known.is_empty() {
+                "(none)".to_string()
+            } else {
+                known.join(", ")
+            }
         ),
     }
 }

@@ -22,6 +22,9 @@ pub use executor::run;
 pub use inputs::{parse_input_pairs, resolve_inputs};
 pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepVerdict};
 
+/// Reads an environment variable (injected so tests and servers decide).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// How to run a workflow.
 #[derive(Clone)]
 pub struct RunOptions {
@@ -36,7 +39,7 @@ pub struct RunOptions {
     /// Base URLs replacing the file's, by provider name.
     pub base_urls: HashMap<String, String>,
     /// Where credentials' environment variables are read from.
-    pub env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    pub env: EnvLookup,
     /// Cancels the run: running walks stop, nothing new starts.
     pub cancel: CancellationToken,
 }

@@ -30,7 +30,10 @@ impl ProgressSink for StepProgress {
 }
 
 /// Builds the call's arguments and options from the step and the scope.
-pub fn prepare(step: &ToolStep, scope: &Scope) -> Result<(serde_json::Map<String, Value>, LoopOptions), String> {
+pub fn prepare(
+    step: &ToolStep,
+    scope: &Scope,
+) -> Result<(serde_json::Map<String, Value>, LoopOptions), String> {
     let arguments = match resolve(&step.input, scope).map_err(|e| e.to_string())? {
         Value::Object(map) => map,
         Value::Null => serde_json::Map::new(),
@@ -41,13 +44,20 @@ pub fn prepare(step: &ToolStep, scope: &Scope) -> Result<(serde_json::Map<String
         None => None,
         Some(fe) => match resolve(&fe.values, scope).map_err(|e| e.to_string())? {
             Value::Array(values) if values.is_empty() => {
-                return Err(format!("`loop.for_each.values` for `{}` resolved to an empty list", fe.key))
+                return Err(format!(
+                    "`loop.for_each.values` for `{}` resolved to an empty list",
+                    fe.key
+                ))
             }
             Value::Array(values) => Some(ForEachSpec {
                 key: fe.key.clone(),
                 values,
             }),
-            other => return Err(format!("`loop.for_each.values` must be a list, got {other}")),
+            other => {
+                return Err(format!(
+                    "`loop.for_each.values` must be a list, got {other}"
+                ))
+            }
         },
     };
     let mut clauses = Vec::with_capacity(spec.filter.len());

@@ -103,9 +103,10 @@ where
         })
         .collect();
     scored.sort_by_key(|(d, _)| *d);
+    let best = scored.first().map_or(0, |(d, _)| *d);
     let mut out: Vec<String> = Vec::new();
-    for (_, c) in scored {
-        if !out.iter().any(|o| o == c) && out.len() < 3 {
+    for (d, c) in scored {
+        if d <= best + 1 && !out.iter().any(|o| o == c) && out.len() < 3 {
             out.push(c.to_string());
         }
     }

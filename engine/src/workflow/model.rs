@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use dragnet_steps::looping::fields::Projection;
 use dragnet_steps::looping::filter::Op;
-use dragnet_steps::{Toolkit, Tool};
+use dragnet_steps::{Tool, Toolkit};
 use serde_json::Value;
 
 use crate::refs::RefExpr;
@@ -85,9 +85,17 @@ pub struct InputDef {
 #[derive(Debug, Clone, PartialEq)]
 pub enum CredentialsSpec {
     None,
-    Bearer { env: String },
-    Header { header: String, env: String },
-    Basic { user_env: String, password_env: String },
+    Bearer {
+        env: String,
+    },
+    Header {
+        header: String,
+        env: String,
+    },
+    Basic {
+        user_env: String,
+        password_env: String,
+    },
 }
 
 /// A provider of tools: an imported OpenAPI document and where to call it.
@@ -135,7 +143,7 @@ pub struct StepRetry {
 #[derive(Debug, Clone)]
 pub enum StepKind {
     Tool(Box<ToolStep>),
-    Branch(BranchStep),
+    Branch(Box<BranchStep>),
 }
 
 /// Calls a tool, optionally through the loop layer.

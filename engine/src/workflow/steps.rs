@@ -260,6 +260,23 @@ fn branch_step(
             format!("branch step `{id}` selects nothing; list steps under `then` and/or `else`"),
         );
     }
+    if let Some((name, at)) = file
+        .otherwise
+        .iter()
+        .zip(
+            c.key("else")
+                .iter()
+                .flat_map(|e| e.items().collect::<Vec<_>>()),
+        )
+        .find(|(name, _)| file.then.contains(name))
+    {
+        cx.error(
+            &at,
+            format!(
+                "step `{name}` is listed under both `then` and `else` of branch `{id}`; keep one"
+            ),
+        );
+    }
     let (Some(cond), Some(ic)) = (&file.condition, c.key("if")) else {
         cx.error(
             c,
@@ -285,7 +302,7 @@ fn branch_step(
         }
     };
     let value = looping::operand(cx, &ic, op, refs)?;
-    Some(StepKind::Branch(BranchStep {
+    Some(StepKind::Branch(Box::new(BranchStep {
         condition: Condition {
             reference: reference?,
             op,
@@ -293,5 +310,5 @@ fn branch_step(
         },
         then: file.then.iter().map(|s| StepId(s.clone())).collect(),
         otherwise: file.otherwise.iter().map(|s| StepId(s.clone())).collect(),
-    }))
+    })))
 }
