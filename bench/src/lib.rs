@@ -1,16 +1,26 @@
-//! dragnet-bench owns the project's benchmarks and the small harness they
-//! share. Each benchmark (`benches/*.rs`, run by `cargo bench -p
-//! dragnet-bench`) measures dragnet's code and a plain baseline in the same
-//! process, interleaved, and prints the ratio of their medians together with
-//! heap peaks read from a counting global allocator. This library holds what
-//! the benchmarks have in common: the deterministic input (`orders`), timing
-//! and heap sampling (`measure`) and result lines (`report`). Nothing here
-//! asserts a wall-clock time.
+//! dragnet-bench owns the project's benchmarks and the harness they share.
+//! Each benchmark compares dragnet's code with a plain baseline in the same
+//! process, interleaved after a warm-up, and prints the median of the
+//! per-run ratios; nothing here asserts a wall-clock time.
+//!
+//! Every suite runs as two bench targets (`cargo bench -p dragnet-bench`
+//! runs all four): `shape`/`walk` install a counting global allocator and
+//! judge the heap targets, `shape_time`/`walk_time` keep the plain system
+//! allocator and judge the time targets. They are split because counting
+//! every allocation slows allocation-heavy code (the `Value` baseline most),
+//! which would bias the time ratios. The suites live here (`shape`, `walk`)
+//! with the deterministic input (`orders`), sampling (`measure`) and result
+//! lines (`report`).
 #![forbid(unsafe_code)]
 
 pub mod measure;
 pub mod orders;
 pub mod report;
+pub mod shape;
+pub mod shape_passes;
+pub mod walk;
+
+use peakmem_alloc::PeakMemAllocTrait;
 
 /// How a benchmark binary was started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,12 +42,41 @@ impl Mode {
             Mode::Smoke
         }
     }
+}
 
-    /// Warm-up runs (not measured) and measured runs.
-    pub fn runs(self) -> (usize, usize) {
+/// What a run measures: time (system allocator) or heap (counting one).
+#[derive(Clone, Copy)]
+pub enum Measure {
+    /// Times are judged; the process has no counting allocator.
+    Time,
+    /// Heap peaks are judged, read from this process's counting allocator.
+    Heap(&'static dyn PeakMemAllocTrait),
+}
+
+impl Measure {
+    /// Warm-up runs (not measured) and measured runs. Heap peaks barely
+    /// move from run to run, so heap runs are fewer.
+    pub fn runs(self, mode: Mode) -> (usize, usize) {
+        match (mode, self) {
+            (Mode::Smoke, _) => (0, 1),
+            (Mode::Full, Measure::Time) => (2, 9),
+            (Mode::Full, Measure::Heap(_)) => (1, 3),
+        }
+    }
+
+    /// The allocator to read peaks from, when counting.
+    pub fn heap(self) -> Option<&'static dyn PeakMemAllocTrait> {
         match self {
-            Mode::Full => (2, 9),
-            Mode::Smoke => (0, 1),
+            Measure::Time => None,
+            Measure::Heap(heap) => Some(heap),
+        }
+    }
+
+    /// Words for the run's header.
+    pub fn label(self) -> &'static str {
+        match self {
+            Measure::Time => "timing run, system allocator",
+            Measure::Heap(_) => "heap run, counting allocator",
         }
     }
 }
@@ -56,6 +95,7 @@ mod tests {
         };
         assert_eq!(Mode::from_args(args(&["shape", "--bench"])), Mode::Full);
         assert_eq!(Mode::from_args(args(&["shape"])), Mode::Smoke);
-        assert_eq!(Mode::Smoke.runs(), (0, 1));
+        assert_eq!(Measure::Time.runs(Mode::Smoke), (0, 1));
+        assert_eq!(Measure::Time.runs(Mode::Full), (2, 9));
     }
 }

@@ -1,8 +1,9 @@
 //! Timing and heap-peak sampling. A sample resets the counting allocator's
-//! peak, runs the section, and reads the elapsed time and the peak: the most
-//! heap the section held at once *above* what was live when it started (so
-//! an input allocated beforehand is not counted). Results are returned, not
-//! dropped, so freeing them is outside the timed section on every side.
+//! peak (when there is one), runs the section, and reads the elapsed time
+//! and the peak: the most heap the section held at once *above* what was
+//! live when it started (so an input allocated beforehand is not counted).
+//! Results are returned, not dropped, so freeing them is outside the timed
+//! section on every side.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -14,31 +15,52 @@ use peakmem_alloc::PeakMemAllocTrait;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sample {
     pub time: Duration,
-    /// Peak heap bytes above the level at the start of the section.
+    /// Peak heap bytes above the level at the start of the section; 0 when
+    /// nothing counts allocations.
     pub peak: usize,
 }
 
+/// The counting allocator to read, if the process has one.
+pub type Heap = Option<&'static dyn PeakMemAllocTrait>;
+
 /// Runs `section` once, measured.
-pub fn sample<R>(heap: &dyn PeakMemAllocTrait, section: impl FnOnce() -> R) -> (R, Sample) {
-    heap.reset_peak_memory();
+pub fn sample<R>(heap: Heap, section: impl FnOnce() -> R) -> (R, Sample) {
+    reset(heap);
     let start = Instant::now();
     let out = black_box(section());
     let time = start.elapsed();
-    let peak = heap.get_peak_memory();
-    (out, Sample { time, peak })
+    (
+        out,
+        Sample {
+            time,
+            peak: peak(heap),
+        },
+    )
 }
 
 /// Awaits `section` once, measured. The future must not have been polled.
-pub async fn sample_async<R>(
-    heap: &dyn PeakMemAllocTrait,
-    section: impl Future<Output = R>,
-) -> (R, Sample) {
-    heap.reset_peak_memory();
+pub async fn sample_async<R>(heap: Heap, section: impl Future<Output = R>) -> (R, Sample) {
+    reset(heap);
     let start = Instant::now();
     let out = black_box(section.await);
     let time = start.elapsed();
-    let peak = heap.get_peak_memory();
-    (out, Sample { time, peak })
+    (
+        out,
+        Sample {
+            time,
+            peak: peak(heap),
+        },
+    )
+}
+
+fn reset(heap: Heap) {
+    if let Some(h) = heap {
+        h.reset_peak_memory();
+    }
+}
+
+fn peak(heap: Heap) -> usize {
+    heap.map_or(0, |h| h.get_peak_memory())
 }
 
 /// Median, minimum and maximum of a set of numbers.

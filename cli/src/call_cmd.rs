@@ -154,6 +154,7 @@ pub async fn run(a: CallArgs) -> Result<u8> {
         arguments,
         options,
         limits,
+        cache: None,
     };
     let outcome = dragnet_steps::execute(call, &upstream, &runtime).await;
     watcher.abort();

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::args;
+use crate::cache::{around, cache_key, CachePolicy};
 use crate::http::Upstream;
 use crate::looping::budget::{Budget, Limits};
 use crate::looping::for_each::ForEach;
@@ -21,7 +22,8 @@ use crate::result::{ForEachError, LoopResult, Payload};
 use crate::verdict_note::{compose, Counts, Tally};
 use crate::{Error, Tool};
 
-/// One call: a tool, its plain arguments, the loop options and the bounds.
+/// One call: a tool, its plain arguments, the loop options, the bounds and
+/// (optionally) how it uses the cache.
 #[derive(Debug, Clone)]
 pub struct ToolCall<'a> {
     pub tool: &'a Tool,
@@ -29,6 +31,7 @@ pub struct ToolCall<'a> {
     pub arguments: Map<String, Value>,
     pub options: LoopOptions,
     pub limits: Limits,
+    pub cache: Option<CachePolicy>,
 }
 
 /// Where progress goes, what time it is, and how to stop.
@@ -60,6 +63,7 @@ pub async fn execute<U: Upstream>(
         arguments,
         options,
         limits,
+        cache,
     } = call;
     limits
         .validate()
@@ -83,6 +87,24 @@ pub async fn execute<U: Upstream>(
         supplied.push(fe.key.as_str());
     }
     args::validate(tool, &arguments, &supplied)?;
+
+    let key = cache.as_ref().map(|c| {
+        let values = for_each
+            .as_ref()
+            .map(|f| (f.key.as_str(), f.sorted_values()));
+        cache_key(
+            &c.tool_id,
+            &arguments,
+            options.all_pages,
+            options.items_path.as_deref(),
+            values.as_ref().map(|(k, v)| (*k, v.as_slice())),
+        )
+    });
+    if let (Some(policy), Some(key)) = (&cache, &key) {
+        if let Some((payload, entry)) = around::lookup(policy, key, &options).await {
+            return Ok(around::hit(payload, &entry, &options, policy.mode));
+        }
+    }
 
     let mut walker = Walker {
         upstream,
@@ -169,11 +191,16 @@ pub async fn execute<U: Upstream>(
         single: matches!(payload, Payload::Single(_)),
     };
     let verdict = compose(&tally, &errors, counts, &options);
-    Ok(LoopResult {
+    let mut result = LoopResult {
         payload,
         shaped,
         verdict,
         unmatched_fields,
         for_each_errors: errors,
-    })
+        cache: None,
+    };
+    if let (Some(policy), Some(key)) = (&cache, key) {
+        result.cache = around::record(policy, key, &result).await;
+    }
+    Ok(result)
 }

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod args;
+pub mod cache;
 pub mod call;
 pub mod error;
 pub mod http;

@@ -5,6 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::cache::CacheLabel;
 use crate::json::{self, RawItem};
 use crate::looping::collection::{Envelope, EnvelopeField};
 use crate::looping::fields::UnmatchedFields;
@@ -50,6 +51,8 @@ pub struct LoopResult {
     pub verdict: Verdict,
     pub unmatched_fields: Option<UnmatchedFields>,
     pub for_each_errors: Vec<ForEachError>,
+    /// What the cache did, when a cache was involved.
+    pub cache: Option<CacheLabel>,
 }
 
 impl LoopResult {
@@ -69,6 +72,12 @@ impl LoopResult {
             ("_likelyMoreRows", json!(v.likely_more_rows)),
             ("_note", json!(v.note)),
         ];
+        if let Some(label) = self.cache.as_ref().filter(|l| l.hit) {
+            extra.push((
+                "_cache",
+                json!({"hit": true, "cachedAt": label.cached_at, "expiresAt": label.expires_at}),
+            ));
+        }
         extra.extend(self.reports());
         self.render_with(&extra)
     }
@@ -77,16 +86,26 @@ impl LoopResult {
     /// itemCount, stoppedBy, note}`.
     pub fn render_workflow(&self) -> String {
         let v = &self.verdict;
-        let mut extra = vec![(
-            "_loop",
-            json!({
-                "complete": v.complete,
-                "requests": v.requests,
-                "itemCount": v.item_count,
-                "stoppedBy": v.stopped_by.map(|s| s.as_str()),
-                "note": v.note,
-            }),
-        )];
+        let mut verdict = json!({
+            "complete": v.complete,
+            "requests": v.requests,
+            "itemCount": v.item_count,
+            "stoppedBy": v.stopped_by.map(|s| s.as_str()),
+            "note": v.note,
+        });
+        if let (Some(label), Some(obj)) = (&self.cache, verdict.as_object_mut()) {
+            obj.insert(
+                "cache".into(),
+                json!({
+                    "hit": label.hit,
+                    "stored": label.stored,
+                    "mode": label.mode.as_str(),
+                    "cachedAt": label.cached_at,
+                    "expiresAt": label.expires_at,
+                }),
+            );
+        }
+        let mut extra = vec![("_loop", verdict)];
         extra.extend(self.reports());
         self.render_with(&extra)
     }
@@ -157,6 +176,28 @@ impl LoopResult {
         }
         out.push('}');
         out
+    }
+}
+
+/// Writes the payload as the upstream shaped it, with every item and no
+/// verdict: a bare collection stays an array. What the cache stores.
+pub fn write_payload(out: &mut String, payload: &Payload) {
+    match payload {
+        Payload::Collection {
+            envelope: Envelope::Object(fields),
+            items,
+        } => {
+            out.push('{');
+            let mut first = true;
+            write_fields(out, fields, items, &mut first);
+            out.push('}');
+        }
+        Payload::Collection {
+            envelope: Envelope::Bare,
+            items,
+        }
+        | Payload::Items(items) => write_items(out, items),
+        Payload::Single(raw) => out.push_str(raw.get()),
     }
 }
 

@@ -147,6 +147,34 @@ pub fn compose(
     }
 }
 
+/// The verdict of a cache hit: complete, no request made.
+pub fn cached_verdict(
+    items: usize,
+    visible: Option<usize>,
+    cached_at: chrono::DateTime<chrono::Utc>,
+    expires_at: chrono::DateTime<chrono::Utc>,
+    options: &LoopOptions,
+) -> Verdict {
+    let mut note = format!(
+        "Complete: all {} served from the cache, fetched {} and kept until {}.",
+        plural(items, "row"),
+        cached_at.format("%Y-%m-%d %H:%M:%S UTC"),
+        expires_at.format("%Y-%m-%d %H:%M:%S UTC")
+    );
+    if let (Some(visible), false) = (visible, options.filter.is_empty()) {
+        note.push_str(&format!(" {} matched the filter.", plural(visible, "row")));
+    }
+    note.push_str(" Call again with _refresh: true to get the latest data.");
+    Verdict {
+        complete: true,
+        likely_more_rows: false,
+        requests: 0,
+        item_count: items,
+        stopped_by: None,
+        note,
+    }
+}
+
 fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")

@@ -83,6 +83,7 @@ impl Harness {
             arguments,
             options,
             limits,
+            cache: None,
         };
         dragnet_steps::execute(call, &self.upstream(fault), &Runtime::quiet()).await
     }

@@ -314,6 +314,7 @@ fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
             ..LoopOptions::default()
         },
         limits,
+        cache: None,
     };
     let result = rt
         .block_on(dragnet_steps::execute(call, &sim, &Runtime::quiet()))

@@ -90,9 +90,11 @@ pub async fn run(
             limits: options.limits.clone(),
             observer: observer.clone(),
             cancel: options.cancel.clone(),
+            cache: options.cache.clone(),
         },
         semaphore: Semaphore::new(options.concurrency.max(1)),
     });
+    observer.run_started(&record);
     let inputs = Arc::new(record.inputs.clone());
     let trigger = Arc::new(options.trigger.clone());
     let mut outputs: HashMap<StepId, Arc<RawValue>> = HashMap::new();
@@ -194,6 +196,7 @@ pub async fn run(
     record.finished_at = Some(Utc::now());
     record.duration_ms = started.elapsed().as_millis() as u64;
     record.settle(cancelled || options.cancel.is_cancelled());
+    observer.run_finished(&record);
     Ok(record)
 }
 
@@ -324,7 +327,8 @@ async fn run_tool(
         Some(Err(e)) => return fail(record, e.clone()),
         None => return fail(record, format!("unknown provider `{}`", t.provider)),
     };
-    let prepared = match tool_step::prepare(t, scope) {
+    let refresh = shared.calls.cache.as_ref().is_some_and(|c| c.refresh);
+    let prepared = match tool_step::prepare(t, scope, refresh) {
         Ok(p) => p,
         Err(e) => return fail(record, e),
     };

@@ -13,6 +13,7 @@ mod tool_step;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use dragnet_steps::cache::{CacheMode, CacheStore, WallClock};
 use dragnet_steps::progress::ProgressEvent;
 use dragnet_steps::Limits;
 use serde_json::{Map, Value};
@@ -42,6 +43,22 @@ pub struct RunOptions {
     pub env: EnvLookup,
     /// Cancels the run: running walks stop, nothing new starts.
     pub cancel: CancellationToken,
+    /// The cache, for steps that opt in with `loop.cache`.
+    pub cache: Option<RunCache>,
+}
+
+/// The deployment's cache as a run uses it. Workflows call with the
+/// providers' organisation credentials, so entries are organisation-scoped.
+#[derive(Clone)]
+pub struct RunCache {
+    pub store: Arc<dyn CacheStore>,
+    pub mode: CacheMode,
+    pub org: String,
+    /// An experiment run never reads the cache.
+    pub experiment: bool,
+    /// Bypass hits and replace entries (`dragnet run --refresh`).
+    pub refresh: bool,
+    pub clock: Arc<dyn WallClock>,
 }
 
 impl Default for RunOptions {
@@ -54,12 +71,17 @@ impl Default for RunOptions {
             base_urls: HashMap::new(),
             env: Arc::new(|var| std::env::var(var).ok()),
             cancel: CancellationToken::new(),
+            cache: None,
         }
     }
 }
 
 /// Hears about a run as it goes (a progress display, a store, an SSE stream).
 pub trait RunObserver: Send + Sync {
+    /// The run begins: its id, inputs and every step (pending) are known.
+    fn run_started(&self, _record: &RunRecord) {}
+    /// The run ended (succeeded, partial, failed or cancelled).
+    fn run_finished(&self, _record: &RunRecord) {}
     fn step_started(&self, _step: &str) {}
     fn step_progress(&self, _step: &str, _event: &ProgressEvent) {}
     fn step_finished(&self, _record: &StepRecord) {}

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use dragnet_steps::cache::{CachePolicy, CacheScope};
 use dragnet_steps::http::HttpUpstream;
 use dragnet_steps::looping::filter::{Clause, Filter};
 use dragnet_steps::looping::options::{ForEachSpec, LoopOptions};
@@ -13,7 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::template::resolve;
-use super::RunObserver;
+use super::{RunCache, RunObserver};
 use crate::refs::Scope;
 use crate::workflow::model::ToolStep;
 
@@ -33,6 +34,7 @@ impl ProgressSink for StepProgress {
 pub fn prepare(
     step: &ToolStep,
     scope: &Scope,
+    refresh: bool,
 ) -> Result<(serde_json::Map<String, Value>, LoopOptions), String> {
     let arguments = match resolve(&step.input, scope).map_err(|e| e.to_string())? {
         Value::Object(map) => map,
@@ -74,7 +76,7 @@ pub fn prepare(
         for_each,
         filter: Filter { clauses },
         items_path: spec.items_path.clone(),
-        refresh: false,
+        refresh,
     };
     Ok((arguments, options))
 }
@@ -84,6 +86,26 @@ pub struct CallContext {
     pub limits: Limits,
     pub observer: Arc<dyn RunObserver>,
     pub cancel: CancellationToken,
+    pub cache: Option<RunCache>,
+}
+
+impl CallContext {
+    /// The cache policy of a step that opted in, when the run has a cache.
+    pub fn cache_policy(&self, step: &ToolStep) -> Option<CachePolicy> {
+        let opt_in = step.looping.cache?;
+        let run = self.cache.as_ref()?;
+        Some(CachePolicy {
+            store: run.store.clone(),
+            mode: run.mode,
+            scope: CacheScope::Organisation {
+                org: run.org.clone(),
+            },
+            ttl: opt_in.ttl,
+            tool_id: format!("{}.{}", step.provider, step.tool.name),
+            read: !run.experiment,
+            clock: run.clock.clone(),
+        })
+    }
 }
 
 /// Runs the call once.
@@ -108,6 +130,7 @@ pub async fn call(
         arguments,
         options,
         limits: ctx.limits.clone(),
+        cache: ctx.cache_policy(step),
     };
     dragnet_steps::execute(call, upstream, &runtime)
         .await

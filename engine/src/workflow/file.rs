@@ -211,6 +211,18 @@ pub struct LoopFile {
     /// e.g. `data.items`.
     #[serde(default)]
     pub items_path: Option<String>,
+    /// Opt in to the cache of complete walks for this step (off by default:
+    /// a scheduled run's fixed arguments would otherwise always hit).
+    #[serde(default)]
+    pub cache: Option<CacheFile>,
+}
+
+/// A step's cache setting.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheFile {
+    /// How long a complete walk is served from the cache, in minutes (at least 1).
+    pub ttl_minutes: u64,
 }
 
 /// A fan-out over the values of one parameter.

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::context::Ctx;
 use super::cursor::Cursor;
 use super::file::LoopFile;
-use super::model::{FilterClause, ForEachSpec, LoopSpec, Template};
+use super::model::{FilterClause, ForEachSpec, LoopSpec, StepCache, Template};
 use super::template::{literal, RefCheck};
 use super::values::dot_path;
 
@@ -97,12 +97,25 @@ pub fn compile(
             None
         }
     });
+    let cache = file.cache.as_ref().and_then(|c| {
+        if c.ttl_minutes == 0 {
+            if let Some(cc) = lc.key("cache") {
+                cx.value_error(&cc, "ttl_minutes", "`ttl_minutes` must be at least 1");
+            }
+            None
+        } else {
+            Some(StepCache {
+                ttl: std::time::Duration::from_secs(c.ttl_minutes.saturating_mul(60)),
+            })
+        }
+    });
     (cx.count() == before).then(|| LoopSpec {
         all_pages: file.all_pages,
         fields,
         for_each,
         filter,
         items_path,
+        cache,
     })
 }
 

@@ -164,6 +164,14 @@ pub struct LoopSpec {
     pub for_each: Option<ForEachSpec>,
     pub filter: Vec<FilterClause>,
     pub items_path: Option<Vec<String>>,
+    /// The step opted in to the cache.
+    pub cache: Option<StepCache>,
+}
+
+/// A step's cache opt-in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepCache {
+    pub ttl: Duration,
 }
 
 #[derive(Debug, Clone)]

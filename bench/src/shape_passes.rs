@@ -1,0 +1,105 @@
+//! Where dragnet's time goes on the shape page: each pass of its path timed
+//! on its own (median over the runs), with the rate over the input and its
+//! share of the path. Two more lines give context, not part of the path:
+//! `collection::envelope` (which the walk runs on page one) and the floor
+//! of any path, one validating scan of the page (`IgnoredAny`).
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use dragnet_steps::json::RawItem;
+use dragnet_steps::looping::collection;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+
+use crate::measure::Spread;
+use crate::report;
+use crate::shape::{Setup, NO_SCHEMA};
+
+const PASSES: [&str; 9] = [
+    "from_utf8",
+    "from_str::<&RawValue> (root)",
+    "collection::locate",
+    "collection::split",
+    "keep: to_owned each item",
+    "filter alone (matches, all items)",
+    "projection alone (apply, matching rows)",
+    "collection::envelope (page one; not above)",
+    "floor: one validating scan (IgnoredAny)",
+];
+/// The passes before this index make up the measured path.
+const IN_PATH: usize = 7;
+
+/// Times the passes and prints one line each.
+pub fn breakdown(setup: &Setup, warmup: usize, runs: usize) -> Result<()> {
+    let bytes = &setup.page.bytes;
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); PASSES.len()];
+    for run in 0..warmup + runs {
+        let mut laps = Vec::with_capacity(PASSES.len());
+        let mut lap = Lap::start();
+        let text = std::str::from_utf8(bytes)?;
+        laps.push(lap.next());
+        let root: &RawValue = serde_json::from_str(text)?;
+        laps.push(lap.next());
+        let path = collection::locate(root, None, NO_SCHEMA).context("no collection")?;
+        laps.push(lap.next());
+        let split = collection::split(root, &path).context("collection missing")?;
+        laps.push(lap.next());
+        let mut items: Vec<RawItem> = Vec::with_capacity(split.items.len());
+        items.extend(split.items.iter().map(|item| (*item).to_owned()));
+        laps.push(lap.next());
+        let matching: Vec<&RawValue> = items
+            .iter()
+            .map(|i| i.as_ref())
+            .filter(|i| setup.filter.matches(i))
+            .collect();
+        laps.push(lap.next());
+        let (shaped, _) = setup.projection.apply(matching.iter().copied());
+        laps.push(lap.next());
+        let envelope = collection::envelope(root, &path);
+        laps.push(lap.next());
+        std::hint::black_box((&shaped, &envelope));
+        let _: IgnoredAny = serde_json::from_str(text)?;
+        laps.push(lap.next());
+        if run >= warmup {
+            for (slot, t) in times.iter_mut().zip(laps) {
+                slot.push(t.as_secs_f64() * 1e3);
+            }
+        }
+    }
+    let medians: Vec<f64> = times
+        .iter()
+        .map(|v| Spread::of(v).map_or(0.0, |s| s.median))
+        .collect();
+    let path_total: f64 = medians[..IN_PATH].iter().sum();
+    let rate = |ms: f64| bytes.len() as f64 / 1e6 / (ms / 1e3);
+    report::header("shape: where dragnet's time goes (median per pass)");
+    for (i, (name, ms)) in PASSES.iter().zip(&medians).enumerate() {
+        let share = if i < IN_PATH {
+            format!("{:5.1}%", 100.0 * ms / path_total)
+        } else {
+            "  n/a ".to_string()
+        };
+        let line = format!("{ms:8.2} ms {share}  ({:.0} MB/s of input)", rate(*ms));
+        report::info(name, &line);
+    }
+    let total = format!("{path_total:8.2} ms");
+    report::info("sum of the passes of the path", &total);
+    Ok(())
+}
+
+/// Successive lap times.
+struct Lap(Instant);
+
+impl Lap {
+    fn start() -> Self {
+        Lap(Instant::now())
+    }
+
+    fn next(&mut self) -> Duration {
+        let now = Instant::now();
+        let lap = now - self.0;
+        self.0 = now;
+        lap
+    }
+}

@@ -1,0 +1,161 @@
+//! The cache of complete walks (SPEC §5), as the loop layer sees it: keys,
+//! scopes, the policy of one call, and the `CacheStore` seam that the
+//! PostgreSQL and SQLite stores (crate dragnet-store) implement. Only
+//! complete walks are stored; the stored set is unprojected and unfiltered,
+//! so a new `_fields` or `_filter` is still a hit. A hit never crosses
+//! scopes: the scope is part of every lookup.
+
+pub mod around;
+pub mod key;
+pub mod scope;
+pub mod stored;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+pub use key::cache_key;
+pub use scope::CacheScope;
+
+/// A boxed future, so stores can sit behind `dyn CacheStore`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The cache setting of a deployment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheMode {
+    /// Never read, never write.
+    Off,
+    /// Serve hits; store complete walks.
+    On,
+    /// Store complete walks, never serve them (to measure before switching on).
+    Shadow,
+}
+
+impl CacheMode {
+    pub fn parse(text: &str) -> Option<CacheMode> {
+        match text {
+            "off" => Some(CacheMode::Off),
+            "on" => Some(CacheMode::On),
+            "shadow" => Some(CacheMode::Shadow),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheMode::Off => "off",
+            CacheMode::On => "on",
+            CacheMode::Shadow => "shadow",
+        }
+    }
+}
+
+/// One stored walk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheEntry {
+    /// `CacheScope::key()` of whoever fetched it.
+    pub scope: String,
+    /// `cache_key(…)`: tool, arguments, all-pages, fan-out values.
+    pub key: String,
+    /// The tool id (e.g. `shop.listOrders`), for listing and purging.
+    pub tool: String,
+    /// The stored payload (`stored::encode`), uncompressed; stores may
+    /// compress it at rest.
+    pub payload: Vec<u8>,
+    pub items: u64,
+    pub cached_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A line of `dragnet cache list`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheListing {
+    pub scope: String,
+    pub key: String,
+    pub tool: String,
+    pub items: u64,
+    /// Bytes at rest (after compression).
+    pub stored_bytes: u64,
+    pub cached_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A store failure; the call goes on without the cache.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cache store: {0}")]
+pub struct StoreError(pub String);
+
+/// Where cached walks live.
+pub trait CacheStore: Send + Sync {
+    /// The live entry for `(scope, key)` at `now`; expired entries are misses.
+    fn get<'a>(
+        &'a self,
+        scope: &'a str,
+        key: &'a str,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'a, Result<Option<CacheEntry>, StoreError>>;
+    /// Stores or replaces the entry for `(entry.scope, entry.key)`; racing
+    /// writers leave one valid entry.
+    fn put<'a>(&'a self, entry: &'a CacheEntry) -> BoxFuture<'a, Result<(), StoreError>>;
+    fn list<'a>(&'a self) -> BoxFuture<'a, Result<Vec<CacheListing>, StoreError>>;
+    /// Deletes every entry, or those of one tool; returns how many.
+    fn purge<'a>(&'a self, tool: Option<&'a str>) -> BoxFuture<'a, Result<u64, StoreError>>;
+    /// Deletes entries expired at `now`; returns how many.
+    fn sweep<'a>(&'a self, now: DateTime<Utc>) -> BoxFuture<'a, Result<u64, StoreError>>;
+}
+
+/// Wall-clock time for TTLs, injected so tests control it.
+pub trait WallClock: Send + Sync {
+    fn now(&self) -> DateTime<Utc>;
+}
+
+/// The system clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl WallClock for SystemClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+}
+
+/// How one call uses the cache.
+#[derive(Clone)]
+pub struct CachePolicy {
+    pub store: Arc<dyn CacheStore>,
+    pub mode: CacheMode,
+    pub scope: CacheScope,
+    pub ttl: Duration,
+    /// Names the tool in keys and listings, e.g. `shop.listOrders`.
+    pub tool_id: String,
+    /// False for experiment runs, which never read the cache.
+    pub read: bool,
+    pub clock: Arc<dyn WallClock>,
+}
+
+impl fmt::Debug for CachePolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CachePolicy")
+            .field("mode", &self.mode)
+            .field("scope", &self.scope)
+            .field("ttl", &self.ttl)
+            .field("tool_id", &self.tool_id)
+            .field("read", &self.read)
+            .finish()
+    }
+}
+
+/// What the cache did for a call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheLabel {
+    pub hit: bool,
+    /// A complete walk was written (on a miss, a refresh, or in shadow mode).
+    pub stored: bool,
+    pub mode: CacheMode,
+    pub cached_at: Option<DateTime<Utc>>,
+    pub expires_at: Option<DateTime<Utc>>,
+}

@@ -1,0 +1,183 @@
+//! Opening a `Db` from a URL: `postgres://…`/`postgresql://…` or
+//! `sqlite://…`. SQLite files (and their folders) are created when missing
+//! and opened in WAL mode with a busy timeout. A PostgreSQL server that does
+//! not answer gets an error naming where it was looked for and what to
+//! start; no error or log line ever shows a password from the URL.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Connection, PgConnection};
+
+use crate::db::Db;
+use crate::error::{Error, Result};
+
+/// How long the first PostgreSQL connection may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a statement waits for a pooled connection.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long SQLite waits on a lock held by another writer.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+const POSTGRES_CONNECTIONS: u32 = 10;
+const SQLITE_CONNECTIONS: u32 = 8;
+
+const START_POSTGRES: &str = "start it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start` or set DATABASE_URL";
+const CHECK_CREDENTIALS: &str = "check the user, password and database in DATABASE_URL";
+
+impl Db {
+    /// Connects to the database a URL names (see `default_url`). Does not
+    /// migrate: call `migrate` next.
+    pub async fn connect(url: &str) -> Result<Db> {
+        match scheme(url) {
+            Some("postgres" | "postgresql") => connect_postgres(url).await,
+            Some("sqlite") => connect_sqlite(url).await,
+            other => Err(Error::UnsupportedScheme {
+                scheme: other.unwrap_or("(none)").to_string(),
+            }),
+        }
+    }
+}
+
+/// The URL's scheme when it looks like one (letters, digits, `+.-`).
+fn scheme(url: &str) -> Option<&str> {
+    let (scheme, _) = url.split_once(':')?;
+    let plain = !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'));
+    plain.then_some(scheme)
+}
+
+async fn connect_postgres(url: &str) -> Result<Db> {
+    let mut options = PgConnectOptions::from_str(url).map_err(|e| Error::InvalidUrl {
+        backend: "PostgreSQL",
+        reason: e.to_string(),
+    })?;
+    if options.get_application_name().is_none() {
+        options = options.application_name("dragnet");
+    }
+    let target = target(&options);
+    // One direct connection first: the pool would retry a refused
+    // connection until its timeout and then only say that it timed out.
+    match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await {
+        Ok(Ok(conn)) => {
+            if let Err(error) = conn.close().await {
+                tracing::debug!(%error, "closing the probe connection");
+            }
+        }
+        Ok(Err(e)) => return Err(unreachable(target, &e)),
+        Err(_) => {
+            return Err(Error::PostgresUnreachable {
+                target,
+                reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
+                hint: START_POSTGRES,
+            })
+        }
+    }
+    let pool = PgPoolOptions::new()
+        .max_connections(POSTGRES_CONNECTIONS)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map_err(|e| unreachable(target.clone(), &e))?;
+    tracing::debug!(backend = "postgres", %target, "connected");
+    Ok(Db::Postgres(pool))
+}
+
+/// `host:port/database` or `socket/database`: never user or password.
+fn target(options: &PgConnectOptions) -> String {
+    let place = match options.get_socket() {
+        Some(socket) => socket.display().to_string(),
+        None => format!("{}:{}", options.get_host(), options.get_port()),
+    };
+    match options.get_database() {
+        Some(db) => format!("{place}/{db}"),
+        None => place,
+    }
+}
+
+fn unreachable(target: String, e: &sqlx::Error) -> Error {
+    let hint = match e {
+        sqlx::Error::Database(_) | sqlx::Error::Tls(_) => CHECK_CREDENTIALS,
+        _ => START_POSTGRES,
+    };
+    Error::PostgresUnreachable {
+        target,
+        reason: e.to_string(),
+        hint,
+    }
+}
+
+async fn connect_sqlite(url: &str) -> Result<Db> {
+    let options = SqliteConnectOptions::from_str(url).map_err(|e| Error::InvalidUrl {
+        backend: "SQLite",
+        reason: e.to_string(),
+    })?;
+    let path = options.get_filename().to_path_buf();
+    let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+    if !in_memory {
+        create_parent(&path)?;
+    }
+    let options = options
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(BUSY_TIMEOUT)
+        .foreign_keys(true);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(SQLITE_CONNECTIONS)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map_err(|e| Error::SqliteOpen {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+    tracing::debug!(backend = "sqlite", path = %path.display(), "connected");
+    Ok(Db::Sqlite(pool))
+}
+
+fn create_parent(path: &Path) -> Result<()> {
+    let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(parent).map_err(|e| Error::SqliteOpen {
+        path: path.to_path_buf(),
+        reason: format!("creating {}: {e}", parent.display()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes_are_read_without_the_rest_of_the_url() {
+        assert_eq!(scheme("postgres://u:pw@h/db"), Some("postgres"));
+        assert_eq!(scheme("sqlite://.dragnet/x.db"), Some("sqlite"));
+        assert_eq!(scheme("sqlite::memory:"), Some("sqlite"));
+        assert_eq!(scheme("user:secret@host"), Some("user"));
+        assert_eq!(scheme("a b:c"), None);
+        assert_eq!(scheme("no-scheme"), None);
+    }
+
+    #[test]
+    fn targets_never_show_credentials() {
+        let options = PgConnectOptions::from_str("postgres://alice:hunter2@db.example:6543/app")
+            .unwrap_or_else(|_| PgConnectOptions::new());
+        let shown = target(&options);
+        assert_eq!(shown, "db.example:6543/app");
+        assert!(!shown.contains("hunter2") && !shown.contains("alice"));
+    }
+
+    #[tokio::test]
+    async fn unsupported_schemes_are_named() {
+        let err = Db::connect("mysql://root:pw@localhost/db").await.err();
+        let text = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(text.contains("`mysql`"), "{text}");
+        assert!(!text.contains("pw"), "{text}");
+    }
+}

@@ -1,0 +1,180 @@
+//! `Db`: one closed enum over the two backends. Statements are written once
+//! in the SQL both understand (`$N` placeholders, `ON CONFLICT … DO UPDATE`,
+//! `excluded.`); `with_pool!` expands a body once per backend, with a
+//! timestamp codec `T` that is timestamptz on PostgreSQL and INTEGER
+//! milliseconds on SQLite. Every timestamp is kept at millisecond precision
+//! on both, so what a run or an entry reads back is the same everywhere.
+
+use chrono::{DateTime, SubsecRound, Utc};
+use sqlx::migrate::Migrator;
+use sqlx::{PgPool, SqlitePool};
+
+use crate::error::{Error, Result};
+
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
+
+/// A connection pool on PostgreSQL (production, many workers) or SQLite (the
+/// embedded default). Cloning is cheap and shares the pool.
+#[derive(Debug, Clone)]
+pub enum Db {
+    Postgres(PgPool),
+    Sqlite(SqlitePool),
+}
+
+/// The default store: a SQLite file under the working directory.
+pub fn default_url() -> String {
+    "sqlite://.dragnet/dragnet.db".to_string()
+}
+
+impl Db {
+    /// `"postgres"` or `"sqlite"`.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Db::Postgres(_) => "postgres",
+            Db::Sqlite(_) => "sqlite",
+        }
+    }
+
+    /// Applies the embedded migrations; running it again changes nothing.
+    pub async fn migrate(&self) -> Result<()> {
+        let backend = self.backend();
+        let map = |source| Error::Migrate { backend, source };
+        match self {
+            Db::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await.map_err(map),
+            Db::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await.map_err(map),
+        }
+    }
+
+    /// The PostgreSQL pool, for callers with PostgreSQL-only work (queues).
+    pub fn as_postgres(&self) -> Option<&PgPool> {
+        match self {
+            Db::Postgres(pool) => Some(pool),
+            Db::Sqlite(_) => None,
+        }
+    }
+
+    /// The SQLite pool.
+    pub fn as_sqlite(&self) -> Option<&SqlitePool> {
+        match self {
+            Db::Sqlite(pool) => Some(pool),
+            Db::Postgres(_) => None,
+        }
+    }
+
+    /// Closes the pool, waiting for connections in use to come back.
+    pub async fn close(&self) {
+        match self {
+            Db::Postgres(pool) => pool.close().await,
+            Db::Sqlite(pool) => pool.close().await,
+        }
+    }
+}
+
+/// How one backend stores a timestamp.
+pub(crate) trait Stamp {
+    type Raw;
+    fn enc(at: DateTime<Utc>) -> Self::Raw;
+    fn dec(raw: Self::Raw) -> Result<DateTime<Utc>>;
+
+    fn dec_opt(raw: Option<Self::Raw>) -> Result<Option<DateTime<Utc>>> {
+        raw.map(Self::dec).transpose()
+    }
+}
+
+/// PostgreSQL: `timestamptz`.
+pub(crate) struct PgTime;
+
+impl Stamp for PgTime {
+    type Raw = DateTime<Utc>;
+    fn enc(at: DateTime<Utc>) -> DateTime<Utc> {
+        at.trunc_subsecs(3)
+    }
+    fn dec(raw: DateTime<Utc>) -> Result<DateTime<Utc>> {
+        Ok(raw)
+    }
+}
+
+/// SQLite: INTEGER milliseconds since the epoch.
+pub(crate) struct SqliteTime;
+
+impl Stamp for SqliteTime {
+    type Raw = i64;
+    fn enc(at: DateTime<Utc>) -> i64 {
+        at.timestamp_millis()
+    }
+    fn dec(raw: i64) -> Result<DateTime<Utc>> {
+        DateTime::from_timestamp_millis(raw).ok_or(Error::BadValue { what: "timestamp" })
+    }
+}
+
+/// Runs `$body` with `$pool` bound to the backend's pool and `$T` to its
+/// timestamp codec; the body is type-checked once per backend.
+macro_rules! with_pool {
+    ($db:expr, |$pool:ident, $T:ident| $body:expr) => {
+        match $db {
+            $crate::db::Db::Postgres($pool) => {
+                #[allow(dead_code)]
+                type $T = $crate::db::PgTime;
+                $body
+            }
+            $crate::db::Db::Sqlite($pool) => {
+                #[allow(dead_code)]
+                type $T = $crate::db::SqliteTime;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_pool;
+
+/// Reads column `column` of `row`.
+pub(crate) fn col<'r, R, V>(row: &'r R, column: &'static str) -> Result<V>
+where
+    R: sqlx::Row,
+    V: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    &'static str: sqlx::ColumnIndex<R>,
+{
+    row.try_get(column).map_err(|source| Error::Decode {
+        backend: <R::Database as sqlx::Database>::NAME,
+        column,
+        source,
+    })
+}
+
+/// A count or size as the signed 64-bit integer both backends store.
+pub(crate) fn to_i64(value: u64, what: &'static str) -> Result<i64> {
+    i64::try_from(value).map_err(|_| Error::TooLarge { what })
+}
+
+/// A stored count back to unsigned; a negative one is malformed.
+pub(crate) fn to_u64(value: i64, what: &'static str) -> Result<u64> {
+    u64::try_from(value).map_err(|_| Error::BadValue { what })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_keep_milliseconds_on_both_backends() {
+        let at = DateTime::from_timestamp(1_700_000_000, 123_456_789).unwrap_or_default();
+        let pg = PgTime::dec(PgTime::enc(at)).unwrap_or_default();
+        let lite = SqliteTime::dec(SqliteTime::enc(at)).unwrap_or_default();
+        assert_eq!(pg, lite);
+        assert_eq!(pg.timestamp_subsec_nanos(), 123_000_000);
+        assert!(SqliteTime::dec(i64::MAX).is_err());
+    }
+
+    #[test]
+    fn counts_convert_without_panicking() {
+        assert!(to_i64(u64::MAX, "items").is_err());
+        assert_eq!(to_i64(7, "items").ok(), Some(7));
+        assert!(to_u64(-1, "items").is_err());
+    }
+
+    #[test]
+    fn the_default_url_is_a_local_sqlite_file() {
+        assert_eq!(default_url(), "sqlite://.dragnet/dragnet.db");
+    }
+}

@@ -1,0 +1,26 @@
+//! dragnet-store owns persistence, on PostgreSQL (production, any number of
+//! workers) or SQLite (the embedded default), through sqlx with embedded
+//! migrations: the cache of complete walks behind dragnet-steps'
+//! `CacheStore` seam (compressed at rest, scoped, swept when expired), and
+//! run records written as runs progress (`StoreObserver`), read back as the
+//! JSON the engine's `RunRecord` serializes to, with runs whose process died
+//! marked `interrupted`.
+#![forbid(unsafe_code)]
+
+mod cache;
+mod codec;
+mod connect;
+mod db;
+mod error;
+mod observer;
+mod process;
+mod runs;
+mod sweeper;
+mod writer;
+
+pub use db::{default_url, Db};
+pub use error::{Error, Result};
+pub use observer::{ObserverOptions, StoreObserver};
+pub use process::{hostname, pid_alive};
+pub use runs::{RunOwner, RunSummary, INTERRUPTED};
+pub use sweeper::spawn_sweeper;

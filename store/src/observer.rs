@@ -1,0 +1,140 @@
+//! `StoreObserver`: run records written as the run progresses. The engine's
+//! observer calls are synchronous, so each becomes an event on a channel to
+//! one writer task (tracked, cancellable) that writes it; the writer also
+//! beats the running run's heartbeat. A failed write is logged and the
+//! writer goes on: every later write is a whole-row upsert, and a run whose
+//! first row never landed is written whole again before its next write.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use dragnet_engine::run::{RunObserver, RunRecord, StepRecord};
+use dragnet_steps::cache::WallClock;
+use dragnet_steps::progress::ProgressEvent;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::db::Db;
+use crate::runs::RunOwner;
+use crate::writer::Writer;
+
+/// How a `StoreObserver` behaves.
+#[derive(Debug, Clone)]
+pub struct ObserverOptions {
+    /// How often the running run's heartbeat is written (at least 10 ms).
+    pub heartbeat: Duration,
+    /// After cancellation, how long the writer still waits for the run's
+    /// last events (its final status) before it stops.
+    pub grace: Duration,
+    /// Stored with the run; `mark_interrupted` reads it.
+    pub owner: RunOwner,
+}
+
+impl Default for ObserverOptions {
+    fn default() -> Self {
+        ObserverOptions {
+            heartbeat: Duration::from_secs(5),
+            grace: Duration::from_secs(5),
+            owner: RunOwner::this_process(),
+        }
+    }
+}
+
+/// What the engine told the observer, in order.
+pub(crate) enum Event {
+    RunStarted(Box<RunRecord>, DateTime<Utc>),
+    StepStarted(String, DateTime<Utc>),
+    StepFinished(Box<StepRecord>),
+    RunFinished(Box<RunRecord>),
+    /// Answered once every earlier event is written.
+    Flush(oneshot::Sender<()>),
+    /// No more events: the writer stops after the earlier ones.
+    Close,
+}
+
+/// Writes one run at a time to a `Db` as it progresses. Give it to the
+/// executor as its observer; call `close` after the run returns.
+pub struct StoreObserver {
+    events: mpsc::UnboundedSender<Event>,
+    clock: Arc<dyn WallClock>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl StoreObserver {
+    /// Starts the writer task on `tracker`; `cancel` stops it (after a
+    /// grace period for the run's final events).
+    pub fn start(
+        db: Db,
+        clock: Arc<dyn WallClock>,
+        options: ObserverOptions,
+        tracker: &TaskTracker,
+        cancel: CancellationToken,
+    ) -> StoreObserver {
+        let (events, receiver) = mpsc::unbounded_channel();
+        let writer = Writer::new(db, clock.clone(), options);
+        let handle = tracker.spawn(writer.run(receiver, cancel));
+        StoreObserver {
+            events,
+            clock,
+            writer: Mutex::new(Some(handle)),
+        }
+    }
+
+    /// Waits until every event sent so far is written (or failed and was
+    /// logged).
+    pub async fn flush(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.events.send(Event::Flush(done)).is_ok() {
+            // An error means the writer stopped: nothing is left to wait for.
+            let _ = wait.await;
+        }
+    }
+
+    /// Writes what is queued, then stops the writer and waits for it. Call
+    /// it after the run returns; later events are dropped (and logged).
+    pub async fn close(&self) {
+        let _ = self.events.send(Event::Close);
+        let handle = self
+            .writer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(handle) = handle {
+            if let Err(error) = handle.await {
+                tracing::error!(%error, "the run store writer ended abnormally");
+            }
+        }
+    }
+
+    fn send(&self, event: Event) {
+        if self.events.send(event).is_err() {
+            tracing::warn!("run store writer is closed: an event of the run was not written");
+        }
+    }
+}
+
+impl RunObserver for StoreObserver {
+    fn run_started(&self, record: &RunRecord) {
+        self.send(Event::RunStarted(
+            Box::new(record.clone()),
+            self.clock.now(),
+        ));
+    }
+
+    fn step_started(&self, step: &str) {
+        self.send(Event::StepStarted(step.to_string(), self.clock.now()));
+    }
+
+    fn step_progress(&self, _step: &str, _event: &ProgressEvent) {}
+
+    fn step_finished(&self, record: &StepRecord) {
+        self.send(Event::StepFinished(Box::new(record.clone())));
+    }
+
+    fn run_finished(&self, record: &RunRecord) {
+        self.send(Event::RunFinished(Box::new(record.clone())));
+    }
+}

@@ -1,0 +1,71 @@
+//! Run records at rest (SPEC §8, §9): one `runs` row per run, with the host
+//! and process writing it and a heartbeat, and one `run_steps` row per step
+//! in workflow order. Rows are written as the run progresses (see
+//! `StoreObserver`), read back in the shape `RunRecord` serializes to, and
+//! runs whose process died are marked `interrupted`.
+
+mod interrupted;
+mod read;
+mod write;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::process;
+
+pub use read::RunSummary;
+
+/// Status of a run whose process died before it finished (never produced
+/// by the engine, only by `Db::mark_interrupted`).
+pub const INTERRUPTED: &str = "interrupted";
+
+/// Who writes a run: stored with it, read by `Db::mark_interrupted`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOwner {
+    pub host: String,
+    pub pid: u32,
+}
+
+impl RunOwner {
+    /// This process on this host.
+    pub fn this_process() -> RunOwner {
+        RunOwner {
+            host: process::hostname(),
+            pid: std::process::id(),
+        }
+    }
+}
+
+/// The snake_case name a status serializes to (`"succeeded"`…).
+pub(crate) fn status_name<S: Serialize>(status: &S) -> String {
+    match serde_json::to_value(status) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => "unknown".to_string(),
+    }
+}
+
+/// Milliseconds from `from` to `to`, never negative.
+pub(crate) fn millis_between(from: DateTime<Utc>, to: DateTime<Utc>) -> i64 {
+    (to - from).num_milliseconds().max(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dragnet_engine::run::{RunStatus, StepStatus};
+
+    #[test]
+    fn statuses_are_stored_by_their_serialized_names() {
+        assert_eq!(status_name(&RunStatus::Partial), "partial");
+        assert_eq!(status_name(&StepStatus::Succeeded), "succeeded");
+        assert_eq!(status_name(&42), "unknown");
+    }
+
+    #[test]
+    fn durations_never_go_negative() {
+        let a = DateTime::from_timestamp(100, 0).unwrap_or_default();
+        let b = DateTime::from_timestamp(101, 500_000_000).unwrap_or_default();
+        assert_eq!(millis_between(a, b), 1500);
+        assert_eq!(millis_between(b, a), 0);
+    }
+}

@@ -1,0 +1,238 @@
+//! Writing run records. Every write is an upsert of whole rows, so a write
+//! that follows a failed one still lands: a step's row is complete on its
+//! own, and a run's row carries everything the run knows at that moment.
+
+use chrono::{DateTime, Utc};
+use dragnet_engine::run::{RunRecord, StepRecord};
+
+use super::{status_name, RunOwner};
+use crate::db::{to_i64, with_pool, Db, Stamp};
+use crate::error::{Error, Result};
+
+const UPSERT_RUN: &str = "INSERT INTO runs \
+     (run_id, workflow, source, status, inputs, started_at, finished_at, duration_ms, host, pid, heartbeat_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+     ON CONFLICT (run_id) DO UPDATE SET \
+     workflow = excluded.workflow, source = excluded.source, status = excluded.status, \
+     inputs = excluded.inputs, started_at = excluded.started_at, finished_at = excluded.finished_at, \
+     duration_ms = excluded.duration_ms, host = excluded.host, pid = excluded.pid, \
+     heartbeat_at = excluded.heartbeat_at";
+
+const UPSERT_STEP: &str = "INSERT INTO run_steps \
+     (run_id, idx, id, kind, status, reason, started_at, finished_at, duration_ms, attempts, verdict, output) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+     ON CONFLICT (run_id, idx) DO UPDATE SET \
+     id = excluded.id, kind = excluded.kind, status = excluded.status, reason = excluded.reason, \
+     started_at = excluded.started_at, finished_at = excluded.finished_at, \
+     duration_ms = excluded.duration_ms, attempts = excluded.attempts, \
+     verdict = excluded.verdict, output = excluded.output";
+
+const STEP_RUNNING: &str = "INSERT INTO run_steps (run_id, idx, id, kind, status, started_at) \
+     VALUES ($1, $2, $3, $4, 'running', $5) \
+     ON CONFLICT (run_id, idx) DO UPDATE SET status = 'running', started_at = excluded.started_at";
+
+const HEARTBEAT: &str =
+    "UPDATE runs SET heartbeat_at = $2 WHERE run_id = $1 AND status = 'running'";
+
+/// A run's row, encoded.
+struct RunRow {
+    status: String,
+    inputs: String,
+    duration_ms: i64,
+    pid: i64,
+}
+
+/// A step's row, encoded.
+struct StepRow<'a> {
+    idx: i64,
+    status: String,
+    verdict: Option<String>,
+    output: Option<&'a str>,
+    duration_ms: i64,
+    attempts: i64,
+}
+
+fn run_row(run: &RunRecord, owner: &RunOwner) -> Result<RunRow> {
+    Ok(RunRow {
+        status: status_name(&run.status),
+        inputs: serde_json::to_string(&run.inputs).map_err(|source| Error::Json {
+            what: "run inputs",
+            source,
+        })?,
+        duration_ms: to_i64(run.duration_ms, "run duration")?,
+        pid: i64::from(owner.pid),
+    })
+}
+
+fn step_row(idx: usize, step: &StepRecord) -> Result<StepRow<'_>> {
+    let verdict = step
+        .verdict
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|source| Error::Json {
+            what: "step verdict",
+            source,
+        })?;
+    Ok(StepRow {
+        idx: to_i64(idx as u64, "step index")?,
+        status: status_name(&step.status),
+        verdict,
+        output: step.output.as_deref().map(|raw| raw.get()),
+        duration_ms: to_i64(step.duration_ms, "step duration")?,
+        attempts: i64::from(step.attempts),
+    })
+}
+
+impl Db {
+    /// Writes a run and all its steps as they stand, in one transaction;
+    /// `heartbeat_at` is the run's latest sign of life.
+    pub async fn write_run(
+        &self,
+        run: &RunRecord,
+        owner: &RunOwner,
+        heartbeat_at: DateTime<Utc>,
+    ) -> Result<()> {
+        self.upsert_run(run, owner, heartbeat_at, true).await
+    }
+
+    /// Writes a run's own row only (status, timing, heartbeat), not its steps.
+    pub async fn write_run_row(
+        &self,
+        run: &RunRecord,
+        owner: &RunOwner,
+        heartbeat_at: DateTime<Utc>,
+    ) -> Result<()> {
+        self.upsert_run(run, owner, heartbeat_at, false).await
+    }
+
+    async fn upsert_run(
+        &self,
+        run: &RunRecord,
+        owner: &RunOwner,
+        heartbeat_at: DateTime<Utc>,
+        with_steps: bool,
+    ) -> Result<()> {
+        let row = run_row(run, owner)?;
+        let steps = match with_steps {
+            true => run
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| step_row(i, s))
+                .collect::<Result<Vec<_>>>()?,
+            false => Vec::new(),
+        };
+        let op = || Error::query(self.backend(), "runs.write");
+        with_pool!(self, |pool, T| {
+            let mut tx = pool.begin().await.map_err(op())?;
+            sqlx::query(UPSERT_RUN)
+                .bind(&run.run_id)
+                .bind(&run.workflow)
+                .bind(&run.source)
+                .bind(&row.status)
+                .bind(&row.inputs)
+                .bind(T::enc(run.started_at))
+                .bind(run.finished_at.map(T::enc))
+                .bind(row.duration_ms)
+                .bind(&owner.host)
+                .bind(row.pid)
+                .bind(T::enc(heartbeat_at))
+                .execute(&mut *tx)
+                .await
+                .map_err(op())?;
+            for (step, enc) in run.steps.iter().zip(&steps) {
+                bind_step(sqlx::query(UPSERT_STEP), &run.run_id, step, enc, T::enc)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(op())?;
+            }
+            tx.commit().await.map_err(op())?;
+        });
+        Ok(())
+    }
+
+    /// Writes step `idx` of run `run_id` whole (its final record, usually).
+    pub async fn write_step(&self, run_id: &str, idx: usize, step: &StepRecord) -> Result<()> {
+        let enc = step_row(idx, step)?;
+        with_pool!(self, |pool, T| {
+            bind_step(sqlx::query(UPSERT_STEP), run_id, step, &enc, T::enc)
+                .execute(pool)
+                .await
+                .map_err(Error::query(self.backend(), "runs.write_step"))?;
+        });
+        Ok(())
+    }
+
+    /// Marks step `idx` (`id`, of `kind`) of run `run_id` running since `at`.
+    pub async fn mark_step_running(
+        &self,
+        run_id: &str,
+        idx: usize,
+        id: &str,
+        kind: &str,
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        let idx = to_i64(idx as u64, "step index")?;
+        with_pool!(self, |pool, T| {
+            sqlx::query(STEP_RUNNING)
+                .bind(run_id)
+                .bind(idx)
+                .bind(id)
+                .bind(kind)
+                .bind(T::enc(at))
+                .execute(pool)
+                .await
+                .map_err(Error::query(self.backend(), "runs.step_running"))?;
+        });
+        Ok(())
+    }
+
+    /// Records a sign of life of running run `run_id`; false when no such
+    /// run is running.
+    pub async fn heartbeat(&self, run_id: &str, now: DateTime<Utc>) -> Result<bool> {
+        let done = with_pool!(self, |pool, T| {
+            sqlx::query(HEARTBEAT)
+                .bind(run_id)
+                .bind(T::enc(now))
+                .execute(pool)
+                .await
+                .map_err(Error::query(self.backend(), "runs.heartbeat"))?
+                .rows_affected()
+        });
+        Ok(done > 0)
+    }
+}
+
+/// Binds a step row's twelve parameters.
+fn bind_step<'q, DB, R>(
+    query: sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>,
+    run_id: &'q str,
+    step: &'q StepRecord,
+    enc: &'q StepRow<'q>,
+    stamp: fn(DateTime<Utc>) -> R,
+) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
+where
+    DB: sqlx::Database,
+    R: 'q + Send + sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<R>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    query
+        .bind(run_id)
+        .bind(enc.idx)
+        .bind(step.id.as_str())
+        .bind(step.kind)
+        .bind(enc.status.clone())
+        .bind(step.reason.as_deref())
+        .bind(step.started_at.map(stamp))
+        .bind(step.finished_at.map(stamp))
+        .bind(enc.duration_ms)
+        .bind(enc.attempts)
+        .bind(enc.verdict.clone())
+        .bind(enc.output)
+}

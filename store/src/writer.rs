@@ -1,0 +1,262 @@
+//! The writer task behind `StoreObserver`: applies the observer's events to
+//! the store in order and beats the heartbeat of the run in progress.
+//! Nothing here panics or stops on a failed write; failures are logged.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dragnet_engine::run::{RunRecord, StepStatus};
+use dragnet_steps::cache::WallClock;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::{Instant, MissedTickBehavior};
+use tokio_util::sync::CancellationToken;
+
+use crate::db::Db;
+use crate::observer::{Event, ObserverOptions};
+
+/// The shortest heartbeat period accepted.
+const MIN_HEARTBEAT: Duration = Duration::from_millis(10);
+
+/// The run being written.
+struct Current {
+    /// What the writer knows of the run, kept up to date by every event.
+    record: RunRecord,
+    index: HashMap<String, usize>,
+    /// The run's row (and its steps) landed at least once.
+    row_written: bool,
+    /// Step `i`'s finished record landed.
+    step_written: Vec<bool>,
+    finished: bool,
+}
+
+pub(crate) struct Writer {
+    db: Db,
+    clock: Arc<dyn WallClock>,
+    options: ObserverOptions,
+    current: Option<Current>,
+}
+
+impl Writer {
+    pub(crate) fn new(db: Db, clock: Arc<dyn WallClock>, options: ObserverOptions) -> Writer {
+        Writer {
+            db,
+            clock,
+            options,
+            current: None,
+        }
+    }
+
+    /// Runs until `Close`, the channel's end, or cancellation plus grace.
+    pub(crate) async fn run(
+        mut self,
+        mut events: UnboundedReceiver<Event>,
+        cancel: CancellationToken,
+    ) {
+        let period = self.options.heartbeat.max(MIN_HEARTBEAT);
+        let mut beats = tokio::time::interval_at(Instant::now() + period, period);
+        beats.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                biased;
+                event = events.recv() => match event {
+                    None | Some(Event::Close) => return,
+                    Some(event) => self.handle(event).await,
+                },
+                _ = beats.tick(), if self.in_progress() => self.beat().await,
+                _ = cancel.cancelled() => break,
+            }
+        }
+        // Cancelled: no more heartbeats, but the run's last events (its
+        // final status) are still written if they come within the grace.
+        let grace = self.options.grace;
+        let drained = tokio::time::timeout(grace, async {
+            while self.in_progress() || !events.is_empty() {
+                match events.recv().await {
+                    None | Some(Event::Close) => return,
+                    Some(event) => self.handle(event).await,
+                }
+            }
+        })
+        .await;
+        if drained.is_err() {
+            let run_id = self.current.as_ref().map(|c| c.record.run_id.as_str());
+            tracing::warn!(run_id, "run store writer stopped before the run finished");
+        }
+    }
+
+    fn in_progress(&self) -> bool {
+        self.current.as_ref().is_some_and(|c| !c.finished)
+    }
+
+    async fn handle(&mut self, event: Event) {
+        match event {
+            Event::RunStarted(record, now) => {
+                let index = record
+                    .steps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (s.id.clone(), i))
+                    .collect();
+                let n = record.steps.len();
+                self.current = Some(Current {
+                    record: *record,
+                    index,
+                    row_written: false,
+                    step_written: vec![false; n],
+                    finished: false,
+                });
+                self.ensure_row(now).await;
+            }
+            Event::StepStarted(id, at) => {
+                let Some(idx) = self.step_index(&id) else {
+                    return;
+                };
+                let Some(cur) = self.current.as_mut() else {
+                    return;
+                };
+                let step = &mut cur.record.steps[idx];
+                step.status = StepStatus::Running;
+                step.started_at = Some(at);
+                if self.ensure_row(at).await {
+                    return;
+                }
+                let Some(cur) = self.current.as_ref() else {
+                    return;
+                };
+                let step = &cur.record.steps[idx];
+                let written = self
+                    .db
+                    .mark_step_running(&cur.record.run_id, idx, &step.id, step.kind, at)
+                    .await;
+                log_failure(&cur.record.run_id, "step_started", written);
+            }
+            Event::StepFinished(record) => {
+                let Some(idx) = self.step_index(&record.id) else {
+                    return;
+                };
+                if let Some(cur) = self.current.as_mut() {
+                    cur.record.steps[idx] = *record;
+                }
+                let now = self.clock.now();
+                if !self.ensure_row(now).await {
+                    self.write_step(idx).await;
+                }
+            }
+            Event::RunFinished(record) => self.finish(*record).await,
+            Event::Flush(done) => {
+                let _ = done.send(());
+            }
+            Event::Close => {}
+        }
+    }
+
+    fn step_index(&self, id: &str) -> Option<usize> {
+        let cur = self.current.as_ref()?;
+        let idx = cur
+            .index
+            .get(id)
+            .copied()
+            .filter(|&i| i < cur.record.steps.len());
+        if idx.is_none() {
+            tracing::warn!(run_id = %cur.record.run_id, step_id = id, "event for an unknown step");
+        }
+        idx
+    }
+
+    /// Writes the whole run when its row never landed; true if it did so
+    /// now (the caller's write is then included).
+    async fn ensure_row(&mut self, heartbeat_at: chrono::DateTime<chrono::Utc>) -> bool {
+        let Some(cur) = self.current.as_mut() else {
+            return false;
+        };
+        if cur.row_written {
+            return false;
+        }
+        let written = self
+            .db
+            .write_run(&cur.record, &self.options.owner, heartbeat_at)
+            .await;
+        if written.is_ok() {
+            cur.row_written = true;
+            for (done, step) in cur.step_written.iter_mut().zip(&cur.record.steps) {
+                *done = step.is_finished();
+            }
+        }
+        log_failure(&cur.record.run_id, "run_started", written);
+        cur.row_written
+    }
+
+    async fn write_step(&mut self, idx: usize) {
+        let Some(cur) = self.current.as_mut() else {
+            return;
+        };
+        let step = &cur.record.steps[idx];
+        let written = self.db.write_step(&cur.record.run_id, idx, step).await;
+        if written.is_ok() {
+            cur.step_written[idx] = step.is_finished();
+        }
+        log_failure(&cur.record.run_id, "step_finished", written);
+    }
+
+    async fn finish(&mut self, record: RunRecord) {
+        let now = self.clock.now();
+        let known = self.current.as_ref().is_some_and(|c| {
+            c.record.run_id == record.run_id && c.step_written.len() == record.steps.len()
+        });
+        if !known {
+            // A run this writer never heard start: write it whole.
+            let n = record.steps.len();
+            let index = HashMap::new();
+            self.current = Some(Current {
+                record,
+                index,
+                row_written: false,
+                step_written: vec![false; n],
+                finished: false,
+            });
+        } else if let Some(cur) = self.current.as_mut() {
+            cur.record = record;
+        }
+        if !self.ensure_row(now).await {
+            // Steps that ended without their own event (skipped at the end,
+            // or failed when their task died) are written now.
+            let pending: Vec<usize> = self.current.as_ref().map_or_else(Vec::new, |cur| {
+                (0..cur.record.steps.len())
+                    .filter(|&i| !cur.step_written[i])
+                    .collect()
+            });
+            for idx in pending {
+                self.write_step(idx).await;
+            }
+            if let Some(cur) = self.current.as_ref() {
+                let written = self
+                    .db
+                    .write_run_row(&cur.record, &self.options.owner, now)
+                    .await;
+                log_failure(&cur.record.run_id, "run_finished", written);
+            }
+        }
+        if let Some(cur) = self.current.as_mut() {
+            cur.finished = true;
+        }
+    }
+
+    async fn beat(&mut self) {
+        let now = self.clock.now();
+        if self.ensure_row(now).await {
+            return;
+        }
+        let Some(cur) = self.current.as_ref() else {
+            return;
+        };
+        let beat = self.db.heartbeat(&cur.record.run_id, now).await.map(|_| ());
+        log_failure(&cur.record.run_id, "heartbeat", beat);
+    }
+}
+
+fn log_failure(run_id: &str, event: &'static str, result: crate::error::Result<()>) {
+    if let Err(error) = result {
+        tracing::warn!(run_id, event, %error, "writing the run record failed");
+    }
+}
