@@ -59,7 +59,7 @@ impl Measure {
     pub fn runs(self, mode: Mode) -> (usize, usize) {
         match (mode, self) {
             (Mode::Smoke, _) => (0, 1),
-            (Mode::Full, Measure::Time) => (2, 9),
+            (Mode::Full, Measure::Time) => (2, 15),
             (Mode::Full, Measure::Heap(_)) => (1, 3),
         }
     }
@@ -96,6 +96,6 @@ mod tests {
         assert_eq!(Mode::from_args(args(&["shape", "--bench"])), Mode::Full);
         assert_eq!(Mode::from_args(args(&["shape"])), Mode::Smoke);
         assert_eq!(Measure::Time.runs(Mode::Smoke), (0, 1));
-        assert_eq!(Measure::Time.runs(Mode::Full), (2, 9));
+        assert_eq!(Measure::Time.runs(Mode::Full), (2, 15));
     }
 }

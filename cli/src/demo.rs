@@ -13,7 +13,9 @@ use anyhow::{Context, Result};
 use dragnet_engine::run::RunOptions;
 use dragnet_engine::workflow;
 
+use crate::config::Config;
 use crate::run_display::print_summary;
+use crate::services::Services;
 use crate::workflow_cmd::{exit_code, run_with_display};
 use crate::EXIT_ERROR;
 
@@ -26,15 +28,22 @@ pub fn example(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-pub async fn run() -> Result<u8> {
+pub async fn run(config: &Config) -> Result<u8> {
     let shop = dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
         .context("cannot start the demo shop")?;
     println!("demo shop listening on {}", shop.base_url());
-    let outcome = run_both(shop.base_url()).await;
+    let services = Services::open(config).await?;
+    services.start_sweeper();
+    let outcome = run_both(shop.base_url(), &services).await;
+    services.shutdown().await;
     let received = shop.requests();
     shop.shutdown().await;
     let code = outcome?;
+    println!(
+        "Run records are kept in {}; see them with `dragnet runs list`.",
+        config.database_url
+    );
     let posted = |path: &str| {
         received
             .iter()
@@ -50,7 +59,7 @@ pub async fn run() -> Result<u8> {
     Ok(code)
 }
 
-async fn run_both(base_url: &str) -> Result<u8> {
+async fn run_both(base_url: &str, services: &Services) -> Result<u8> {
     let mut code = EXIT_ERROR;
     for file in [
         "nightly-open-orders.workflow.yaml",
@@ -65,9 +74,10 @@ async fn run_both(base_url: &str) -> Result<u8> {
         );
         let options = RunOptions {
             base_urls: HashMap::from([("shop".to_string(), base_url.to_string())]),
+            cache: services.run_cache(false, false),
             ..RunOptions::default()
         };
-        let record = run_with_display(wf, options).await?;
+        let record = run_with_display(wf, options, services).await?;
         print_summary(&record);
         // The nightly run decides the demo's exit code; the audit is partial
         // by design (its walk hits the page bound) and shows the else path.

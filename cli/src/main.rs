@@ -3,10 +3,13 @@
 #![forbid(unsafe_code)]
 
 mod call_cmd;
+mod config;
+mod db_cmd;
 mod demo;
 mod output;
 mod progress_line;
 mod run_display;
+mod services;
 mod shop_cmd;
 mod tools_cmd;
 mod workflow_cmd;
@@ -32,6 +35,8 @@ pub const EXIT_PARTIAL: u8 = 3;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    config: config::ConfigFlags,
 }
 
 #[derive(Subcommand)]
@@ -50,6 +55,14 @@ enum Command {
     Schema,
     /// Run the demo workflows against the in-process demo shop (no network).
     Demo,
+    /// Apply the database migrations (also done by every command that needs them).
+    Migrate,
+    /// Run records: list or show.
+    #[command(subcommand)]
+    Runs(db_cmd::RunsCommand),
+    /// The cache of complete walks: list or purge.
+    #[command(subcommand)]
+    Cache(db_cmd::CacheCommand),
 }
 
 fn main() -> ExitCode {
@@ -72,14 +85,19 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
+        // The one place settings are read from the environment.
+        let config = || config::Config::load(&cli.config, &|var| std::env::var(var).ok());
         match cli.command {
             Command::Tools(args) => tools_cmd::run(args),
             Command::Call(args) => call_cmd::run(*args).await,
             Command::Shop(args) => shop_cmd::run(args).await,
             Command::Validate(args) => workflow_cmd::validate(args),
-            Command::Run(args) => workflow_cmd::run_file(*args).await,
+            Command::Run(args) => workflow_cmd::run_file(&config()?, *args).await,
             Command::Schema => workflow_cmd::schema(),
-            Command::Demo => demo::run().await,
+            Command::Demo => demo::run(&config()?).await,
+            Command::Migrate => db_cmd::migrate(&config()?).await,
+            Command::Runs(c) => db_cmd::runs(&config()?, c).await,
+            Command::Cache(c) => db_cmd::cache(&config()?, c).await,
         }
     });
     match result {

@@ -7,12 +7,13 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use dragnet_engine::run::{self, RunOptions, RunRecord, RunStatus};
+use dragnet_engine::run::{self, Fanout, RunOptions, RunRecord, RunStatus};
 use dragnet_engine::workflow;
 use dragnet_steps::Limits;
-use tokio_util::sync::CancellationToken;
 
+use crate::config::Config;
 use crate::run_display::{print_summary, RunDisplay};
+use crate::services::Services;
 use crate::{EXIT_COMPLETE, EXIT_ERROR, EXIT_PARTIAL};
 
 /// Exit code of a run stopped by Ctrl-C.
@@ -57,24 +58,30 @@ pub struct RunArgs {
     /// Replace a provider's base URL: provider=URL (repeatable).
     #[arg(long = "base-url", value_name = "PROVIDER=URL")]
     base_urls: Vec<String>,
-    /// Steps running at once.
-    #[arg(long, default_value_t = 4)]
-    concurrency: usize,
-    /// Bound per tool call: pages per collection.
-    #[arg(long, default_value_t = Limits::default().max_pages)]
-    max_pages: u32,
-    /// Bound per tool call: requests.
-    #[arg(long, default_value_t = Limits::default().max_requests)]
-    max_requests: u32,
+    /// Steps running at once (default: the configuration's, 4).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Bound per tool call: pages per collection (default: the configuration's, 20).
+    #[arg(long)]
+    max_pages: Option<u32>,
+    /// Bound per tool call: requests (default: the configuration's, 60).
+    #[arg(long)]
+    max_requests: Option<u32>,
     /// Print the run record as JSON instead of the summary.
     #[arg(long)]
     json: bool,
     /// Also write the run record (JSON) to this file.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Bypass cached walks and replace them with fresh ones.
+    #[arg(long)]
+    refresh: bool,
+    /// Mark the run as an experiment: it never reads the cache.
+    #[arg(long)]
+    experiment: bool,
 }
 
-pub async fn run_file(args: RunArgs) -> Result<u8> {
+pub async fn run_file(config: &Config, args: RunArgs) -> Result<u8> {
     let wf = Arc::new(workflow::load(&args.file)?);
     let inputs = run::parse_input_pairs(&wf, &args.inputs)?;
     let mut base_urls = HashMap::new();
@@ -84,18 +91,23 @@ pub async fn run_file(args: RunArgs) -> Result<u8> {
         };
         base_urls.insert(name.to_string(), url.to_string());
     }
+    let services = Services::open(config).await?;
+    services.start_sweeper();
     let options = RunOptions {
         inputs,
-        concurrency: args.concurrency,
+        concurrency: args.concurrency.unwrap_or(config.concurrency).max(1),
         limits: Limits {
-            max_pages: args.max_pages,
-            max_requests: args.max_requests,
-            ..Limits::default()
+            max_pages: args.max_pages.unwrap_or(config.limits.max_pages),
+            max_requests: args.max_requests.unwrap_or(config.limits.max_requests),
+            ..config.limits.clone()
         },
         base_urls,
+        cache: services.run_cache(args.experiment, args.refresh),
         ..RunOptions::default()
     };
-    let record = run_with_display(wf, options).await?;
+    let record = run_with_display(wf, options, &services).await;
+    services.shutdown().await;
+    let record = record?;
     if let Some(path) = &args.output {
         write_record(path, &record)?;
     }
@@ -107,12 +119,14 @@ pub async fn run_file(args: RunArgs) -> Result<u8> {
     Ok(exit_code(&record))
 }
 
-/// Runs with a live display and Ctrl-C wired to cancellation.
+/// Runs with a live display, the record written as it progresses, and
+/// Ctrl-C wired to cancellation.
 pub async fn run_with_display(
     wf: Arc<workflow::model::Workflow>,
     mut options: RunOptions,
+    services: &Services,
 ) -> Result<RunRecord> {
-    let cancel = CancellationToken::new();
+    let cancel = services.cancel.child_token();
     options.cancel = cancel.clone();
     let watcher = tokio::spawn({
         let cancel = cancel.clone();
@@ -124,9 +138,12 @@ pub async fn run_with_display(
         }
     });
     let display = Arc::new(RunDisplay::new(&wf));
-    let record = run::run(wf, options, display.clone()).await;
+    let store = services.store_observer();
+    let observers = Fanout(vec![display.clone(), store.clone()]);
+    let record = run::run(wf, options, Arc::new(observers)).await;
     watcher.abort();
     display.finish();
+    store.close().await;
     Ok(record?)
 }
 

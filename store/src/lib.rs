@@ -18,6 +18,9 @@ mod runs;
 mod sweeper;
 mod writer;
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 pub use db::{default_url, Db};
 pub use error::{Error, Result};
 pub use observer::{ObserverOptions, StoreObserver};

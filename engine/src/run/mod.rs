@@ -87,6 +87,27 @@ pub trait RunObserver: Send + Sync {
     fn step_finished(&self, _record: &StepRecord) {}
 }
 
+/// Several observers hearing the same run, in order.
+pub struct Fanout(pub Vec<Arc<dyn RunObserver>>);
+
+impl RunObserver for Fanout {
+    fn run_started(&self, record: &RunRecord) {
+        self.0.iter().for_each(|o| o.run_started(record));
+    }
+    fn run_finished(&self, record: &RunRecord) {
+        self.0.iter().for_each(|o| o.run_finished(record));
+    }
+    fn step_started(&self, step: &str) {
+        self.0.iter().for_each(|o| o.step_started(step));
+    }
+    fn step_progress(&self, step: &str, event: &ProgressEvent) {
+        self.0.iter().for_each(|o| o.step_progress(step, event));
+    }
+    fn step_finished(&self, record: &StepRecord) {
+        self.0.iter().for_each(|o| o.step_finished(record));
+    }
+}
+
 /// An observer that ignores everything.
 pub struct Quiet;
 

@@ -34,8 +34,16 @@ pub(crate) enum Fault {
     NoTotal,
     Status(StatusFault),
     Malformed(u64),
-    Slow { page: u64, millis: u64 },
-    Huge { page: u64, bytes: usize },
+    Slow {
+        page: u64,
+        millis: u64,
+    },
+    /// Every page is delayed (a distant upstream).
+    Latency(u64),
+    Huge {
+        page: u64,
+        bytes: usize,
+    },
     MissingCollection(u64),
 }
 
@@ -144,6 +152,7 @@ impl Faults {
             .all()
             .filter_map(|f| match f {
                 Fault::Slow { page: p, millis } if *p == page => Some(*millis),
+                Fault::Latency(millis) => Some(*millis),
                 _ => None,
             })
             .sum();
@@ -228,6 +237,16 @@ fn parse_token(token: &str) -> Result<Fault, ShopError> {
                 page: positive(token, fields[0])?,
                 millis,
             }
+        }
+        "latency" => {
+            arity(1, "latency=MS")?;
+            let millis = number(token, fields[0])?;
+            if millis > MAX_SLOW_MS {
+                return Err(ShopError::bad(format!(
+                    "fault token `{token}`: at most {MAX_SLOW_MS} ms"
+                )));
+            }
+            Fault::Latency(millis)
         }
         "huge" => {
             arity(2, "huge=N:BYTES")?;
@@ -320,6 +339,14 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(FAULT_HEADER, HeaderValue::from_str(text).unwrap());
         Faults::from_headers(&headers)
+    }
+
+    #[test]
+    fn latency_delays_every_page() {
+        let faults = parse("latency=20,slow=2:5").unwrap();
+        assert_eq!(faults.delay(1), Some(Duration::from_millis(20)));
+        assert_eq!(faults.delay(2), Some(Duration::from_millis(25)));
+        assert!(parse("latency=999999").is_err());
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! `name=field[:field…]`): `ignore-page`, `cap=N`, `short-page=N`, `total=N`,
 //! `total-first-page-only`, `no-total`,
 //! `status=N:CODE[:always][:retry-after=S][:retry-after-date=S]`, `malformed=N`,
-//! `slow=N:MS`, `huge=N:BYTES`, `missing-collection=N`. An unknown or malformed token is a
+//! `slow=N:MS`, `latency=MS` (every page), `huge=N:BYTES`, `missing-collection=N`. An unknown or malformed token is a
 //! 400 naming it. "Page N" is the `page` (or `paging.page`) value on page-number endpoints,
 //! `offset / size + 1` on offset endpoints (size after clamping and `cap`), and the position
 //! in the cursor chain on `/events` (first call = 1). "Once" faults are remembered per

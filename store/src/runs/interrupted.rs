@@ -39,7 +39,7 @@ impl Candidate {
     fn verdict(
         &self,
         this_host: &str,
-        is_alive: &dyn Fn(u32) -> bool,
+        is_alive: &(dyn Fn(u32) -> bool + Sync),
         stale_after: Duration,
         now: DateTime<Utc>,
     ) -> Option<String> {
@@ -73,7 +73,7 @@ impl Db {
     pub async fn mark_interrupted(
         &self,
         this_host: &str,
-        is_alive: &dyn Fn(u32) -> bool,
+        is_alive: &(dyn Fn(u32) -> bool + Sync),
         stale_after: Duration,
         now: DateTime<Utc>,
     ) -> Result<u64> {

@@ -1,0 +1,184 @@
+//! `dragnet migrate`, `dragnet runs …` and `dragnet cache …`: the store of
+//! run records and cached walks, on SQLite (default) or PostgreSQL.
+
+use anyhow::{bail, Result};
+use clap::{Args, Subcommand};
+
+use crate::config::Config;
+use crate::services::Services;
+use crate::EXIT_COMPLETE;
+
+pub async fn migrate(config: &Config) -> Result<u8> {
+    let services = Services::open(config).await?;
+    println!("migrations applied ({})", services.db.backend());
+    services.shutdown().await;
+    Ok(EXIT_COMPLETE)
+}
+
+#[derive(Subcommand)]
+pub enum RunsCommand {
+    /// The latest runs, newest first.
+    List {
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run with every step: status, timing, verdicts, errors, skip reasons.
+    Show {
+        run_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn runs(config: &Config, command: RunsCommand) -> Result<u8> {
+    let services = Services::open(config).await?;
+    let outcome = runs_inner(&services, command).await;
+    services.shutdown().await;
+    outcome
+}
+
+async fn runs_inner(services: &Services, command: RunsCommand) -> Result<u8> {
+    match command {
+        RunsCommand::List { limit, json } => {
+            let list = services.db.list_runs(limit).await?;
+            if json {
+                let rows: Vec<serde_json::Value> = list
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "run_id": r.run_id, "workflow": r.workflow, "status": r.status,
+                            "started_at": r.started_at, "duration_ms": r.duration_ms,
+                            "steps": r.steps, "failed": r.failed, "skipped": r.skipped,
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                println!(
+                    "{:<40} {:<24} {:<12} {:>6} {:>9}  started",
+                    "run", "workflow", "status", "steps", "ms"
+                );
+                for r in list {
+                    println!(
+                        "{:<40} {:<24} {:<12} {:>6} {:>9}  {}",
+                        r.run_id, r.workflow, r.status, r.steps, r.duration_ms, r.started_at
+                    );
+                }
+            }
+        }
+        RunsCommand::Show { run_id, json } => {
+            let Some(run) = services.db.get_run(&run_id).await? else {
+                bail!("no run `{run_id}` in {}", services.db.backend());
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&run)?);
+            } else {
+                print_run(&run);
+            }
+        }
+    }
+    Ok(EXIT_COMPLETE)
+}
+
+fn print_run(run: &serde_json::Value) {
+    let s = |v: &serde_json::Value, k: &str| {
+        v.get(k).and_then(|x| x.as_str()).unwrap_or("-").to_string()
+    };
+    println!(
+        "run {} of `{}`: {}",
+        s(run, "run_id"),
+        s(run, "workflow"),
+        s(run, "status")
+    );
+    println!(
+        "started {}, finished {}",
+        s(run, "started_at"),
+        s(run, "finished_at")
+    );
+    for step in run
+        .get("steps")
+        .and_then(|x| x.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let verdict = step
+            .get("verdict")
+            .map(|v| {
+                format!(
+                    " — {} items, {}, {} requests",
+                    v["itemCount"],
+                    if v["complete"] == true {
+                        "complete"
+                    } else {
+                        "PARTIAL"
+                    },
+                    v["requests"]
+                )
+            })
+            .unwrap_or_default();
+        println!("  {:<20} {:<12}{verdict}", s(step, "id"), s(step, "status"));
+        if let Some(reason) = step.get("reason").and_then(|r| r.as_str()) {
+            println!("    {reason}");
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub enum CacheCommand {
+    /// Every cached walk: scope, tool, items, size, when it expires.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete cached walks: all, or those of one tool (e.g. shop.listOrders).
+    Purge(PurgeArgs),
+}
+
+#[derive(Args)]
+pub struct PurgeArgs {
+    #[arg(long)]
+    tool: Option<String>,
+}
+
+pub async fn cache(config: &Config, command: CacheCommand) -> Result<u8> {
+    let services = Services::open(config).await?;
+    let outcome = cache_inner(&services, command).await;
+    services.shutdown().await;
+    outcome
+}
+
+async fn cache_inner(services: &Services, command: CacheCommand) -> Result<u8> {
+    match command {
+        CacheCommand::List { json } => {
+            let list = services.db.cache_list().await?;
+            if json {
+                let rows: Vec<serde_json::Value> = list
+                    .iter()
+                    .map(|e| {
+                        serde_json::json!({"scope": e.scope, "tool": e.tool, "key": e.key, "items": e.items,
+                            "storedBytes": e.stored_bytes, "cachedAt": e.cached_at, "expiresAt": e.expires_at})
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                println!(
+                    "{:<24} {:<28} {:>7} {:>10}  expires",
+                    "scope", "tool", "items", "bytes"
+                );
+                for e in list {
+                    println!(
+                        "{:<24} {:<28} {:>7} {:>10}  {}",
+                        e.scope, e.tool, e.items, e.stored_bytes, e.expires_at
+                    );
+                }
+            }
+        }
+        CacheCommand::Purge(args) => {
+            let n = services.db.cache_purge(args.tool.as_deref()).await?;
+            println!("purged {n} cached walk(s)");
+        }
+    }
+    Ok(EXIT_COMPLETE)
+}

@@ -1,0 +1,89 @@
+//! What commands that persist share: the database (connected, migrated,
+//! stale runs marked interrupted), the cache sweeper, and one root
+//! cancellation token with a task tracker drained on the way out.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use dragnet_engine::run::RunCache;
+use dragnet_steps::cache::{CacheMode, SystemClock, WallClock};
+use dragnet_store::{hostname, pid_alive, spawn_sweeper, Db, ObserverOptions, StoreObserver};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::Config;
+
+/// A heartbeat older than this marks a run from another host interrupted.
+const STALE_AFTER: Duration = Duration::from_secs(60);
+
+pub struct Services {
+    pub db: Db,
+    pub config: Config,
+    pub clock: Arc<dyn WallClock>,
+    pub tracker: TaskTracker,
+    pub cancel: CancellationToken,
+}
+
+impl Services {
+    /// Connects, migrates and marks runs whose process died as interrupted.
+    pub async fn open(config: &Config) -> Result<Services> {
+        let db = Db::connect(&config.database_url).await?;
+        db.migrate().await.context("applying migrations")?;
+        let clock: Arc<dyn WallClock> = Arc::new(SystemClock);
+        db.mark_interrupted(&hostname(), &pid_alive, STALE_AFTER, clock.now())
+            .await
+            .context("checking for interrupted runs")?;
+        Ok(Services {
+            db,
+            config: config.clone(),
+            clock,
+            tracker: TaskTracker::new(),
+            cancel: CancellationToken::new(),
+        })
+    }
+
+    /// Starts the sweeper of expired cache entries.
+    pub fn start_sweeper(&self) {
+        if self.config.cache_mode != CacheMode::Off {
+            spawn_sweeper(
+                Arc::new(self.db.clone()),
+                self.config.sweep_every,
+                self.clock.clone(),
+                &self.tracker,
+                self.cancel.child_token(),
+            );
+        }
+    }
+
+    /// The cache as a run uses it.
+    pub fn run_cache(&self, experiment: bool, refresh: bool) -> Option<RunCache> {
+        (self.config.cache_mode != CacheMode::Off).then(|| RunCache {
+            store: Arc::new(self.db.clone()),
+            mode: self.config.cache_mode,
+            org: self.config.org.clone(),
+            experiment,
+            refresh,
+            clock: self.clock.clone(),
+        })
+    }
+
+    /// An observer that writes the run as it progresses.
+    pub fn store_observer(&self) -> Arc<StoreObserver> {
+        Arc::new(StoreObserver::start(
+            self.db.clone(),
+            self.clock.clone(),
+            ObserverOptions::default(),
+            &self.tracker,
+            self.cancel.child_token(),
+        ))
+    }
+
+    /// Stops background work and waits for it (bounded), then closes the pool.
+    pub async fn shutdown(self) {
+        self.cancel.cancel();
+        self.tracker.close();
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.tracker.wait()).await;
+        self.db.close().await;
+    }
+}

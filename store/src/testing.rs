@@ -1,0 +1,144 @@
+//! Test harness (feature `testing`), shared by this crate's suites and the
+//! end-to-end tests: `on_both_backends!` runs each test body once on
+//! PostgreSQL, in a schema of its own created for the test and dropped after
+//! it, and once on SQLite, in a file of its own. PostgreSQL is
+//! `DATABASE_URL` (when it is a postgres URL) or the local default; when it
+//! cannot be reached the PostgreSQL tests fail and say what to start. They
+//! never skip.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use chrono::{DateTime, Duration as Span, Utc};
+use dragnet_steps::cache::WallClock;
+
+use crate::Db;
+
+pub const POSTGRES_DEFAULT: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// Defines `mod <name> { fn postgres(); fn sqlite() }` for each test body
+/// `async fn <name>(db: Db) -> anyhow::Result<()>` in the calling file.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                $crate::testing::on_postgres(super::$name).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                $crate::testing::on_sqlite(super::$name).await
+            }
+        }
+    )+};
+}
+
+/// The PostgreSQL server the tests use.
+pub fn postgres_url() -> String {
+    std::env::var("DATABASE_URL")
+        .ok()
+        .filter(|url| url.starts_with("postgres://") || url.starts_with("postgresql://"))
+        .unwrap_or_else(|| POSTGRES_DEFAULT.to_string())
+}
+
+/// Runs `body` on a fresh, migrated schema of the test PostgreSQL.
+pub async fn on_postgres<F, Fut>(body: F)
+where
+    F: FnOnce(Db) -> Fut,
+    Fut: Future<Output = anyhow::Result<()>> + Send + 'static,
+{
+    let base = postgres_url();
+    let admin = match Db::connect(&base).await {
+        Ok(db) => db,
+        Err(e) => {
+            panic!("the PostgreSQL suites need a running server and do not skip without one: {e}")
+        }
+    };
+    let pool = admin.as_postgres().cloned().expect("a PostgreSQL pool");
+    let schema = format!("dragnet_test_{:016x}", rand::random::<u64>());
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&pool)
+        .await
+        .expect("creating the test schema");
+    let separator = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{separator}options[search_path]={schema}");
+    let db = Db::connect(&url)
+        .await
+        .expect("connecting into the test schema");
+    db.migrate().await.expect("migrating the test schema");
+    let outcome = tokio::spawn(body(db.clone())).await;
+    db.close().await;
+    let dropped = sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&pool)
+        .await;
+    admin.close().await;
+    finish(outcome);
+    dropped.expect("dropping the test schema");
+}
+
+/// Runs `body` on a fresh, migrated SQLite file in a folder of its own.
+pub async fn on_sqlite<F, Fut>(body: F)
+where
+    F: FnOnce(Db) -> Fut,
+    Fut: Future<Output = anyhow::Result<()>> + Send + 'static,
+{
+    let dir = temp_dir("sqlite");
+    let url = format!("sqlite://{}", dir.join("nested/dragnet.db").display());
+    let db = Db::connect(&url)
+        .await
+        .expect("opening the test SQLite file");
+    db.migrate().await.expect("migrating the test SQLite file");
+    let outcome = tokio::spawn(body(db.clone())).await;
+    db.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+    finish(outcome);
+}
+
+pub fn finish(outcome: Result<anyhow::Result<()>, tokio::task::JoinError>) {
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => panic!("{e:#}"),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => panic!("the test task ended abnormally: {e}"),
+    }
+}
+
+/// A fresh folder under the system's temp dir (not created).
+pub fn temp_dir(tag: &str) -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "dragnet-store-{tag}-{:016x}",
+        rand::random::<u64>()
+    ))
+}
+
+/// A wall clock the test sets.
+pub struct TestClock(Mutex<DateTime<Utc>>);
+
+impl TestClock {
+    pub fn new(at: DateTime<Utc>) -> TestClock {
+        TestClock(Mutex::new(at))
+    }
+
+    pub fn set(&self, at: DateTime<Utc>) {
+        *self.0.lock().expect("clock lock") = at;
+    }
+
+    pub fn advance(&self, by: Span) {
+        let mut now = self.0.lock().expect("clock lock");
+        *now += by;
+    }
+}
+
+impl WallClock for TestClock {
+    fn now(&self) -> DateTime<Utc> {
+        *self.0.lock().expect("clock lock")
+    }
+}
+
+/// A fixed, whole-millisecond instant to start clocks at.
+pub fn t0() -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(1_790_000_000_123).expect("a valid instant")
+}

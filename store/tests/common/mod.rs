@@ -1,0 +1,28 @@
+//! The store suites' harness: the crate's `testing` module, plus helpers
+//! only these suites use.
+#![allow(dead_code)]
+
+use chrono::{DateTime, Duration as Span, Utc};
+use dragnet_steps::cache::CacheEntry;
+
+pub use dragnet_store::testing::*;
+
+/// An entry of `payload.len() / 10` items, cached at `at` for `ttl`.
+pub fn entry(
+    scope: &str,
+    key: &str,
+    tool: &str,
+    payload: &[u8],
+    at: DateTime<Utc>,
+    ttl: Span,
+) -> CacheEntry {
+    CacheEntry {
+        scope: scope.into(),
+        key: key.into(),
+        tool: tool.into(),
+        payload: payload.to_vec(),
+        items: payload.len() as u64 / 10,
+        cached_at: at,
+        expires_at: at + ttl,
+    }
+}
