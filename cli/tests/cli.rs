@@ -6,12 +6,24 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+/// Runs the binary with a database of its own (a fresh SQLite file), so
+/// tests never share state or write into the source tree.
 fn dragnet(args: &[&str]) -> Output {
+    let db = std::env::temp_dir().join(format!(
+        "dragnet-cli-{}-{}.db",
+        std::process::id(),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
     Command::new(env!("CARGO_BIN_EXE_dragnet"))
         .args(args)
+        .env("DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env_remove("DRAGNET_DATABASE_URL")
+        .env_remove("DRAGNET_CONFIG")
         .output()
         .expect("the binary runs")
 }
+
+static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn spec() -> String {
     dragnet_shop::openapi_path().display().to_string()
