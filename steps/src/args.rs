@@ -25,12 +25,7 @@ pub fn validate(tool: &Tool, args: &Map<String, Value>, supplied: &[&str]) -> Re
         };
         check(name, value, schema)?;
     }
-    let required = tool
-        .input_schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect::<Vec<_>>())
-        .unwrap_or_default();
+    let required = tool.required_arguments();
     if let Some(missing) = required
         .iter()
         .find(|r| !args.contains_key(**r) && !supplied.contains(r))

@@ -156,6 +156,15 @@ impl Tool {
         }
     }
 
+    /// Names of the arguments the input schema requires.
+    pub fn required_arguments(&self) -> Vec<&str> {
+        self.input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
     /// The schema of one top-level argument.
     pub fn argument_schema(&self, name: &str) -> Option<&Value> {
         self.input_schema.get("properties")?.get(name)

@@ -5,18 +5,7 @@ use dragnet_steps::args::parse_value;
 use serde_json::{json, Map, Value};
 
 use crate::error::Error;
-use crate::workflow::model::{InputType, Workflow};
-
-fn type_name(ty: InputType) -> &'static str {
-    match ty {
-        InputType::String => "string",
-        InputType::Integer => "integer",
-        InputType::Number => "number",
-        InputType::Boolean => "boolean",
-        InputType::Array => "array",
-        InputType::Object => "object",
-    }
-}
+use crate::workflow::model::Workflow;
 
 /// Parses `name=value` pairs from the command line, typed by the inputs.
 pub fn parse_input_pairs(
@@ -36,7 +25,7 @@ pub fn parse_input_pairs(
             .iter()
             .find(|i| i.name == name)
             .ok_or_else(|| unknown(workflow, name))?;
-        let schema = json!({"type": type_name(def.ty)});
+        let schema = json!({"type": def.ty.name()});
         let value = parse_value(name, text, Some(&schema)).map_err(|e| Error::Input {
             name: name.to_string(),
             message: e.to_string(),
@@ -67,26 +56,15 @@ pub fn resolve_inputs(workflow: &Workflow, given: &Map<String, Value>) -> Result
                 })
             }
         };
-        if !matches_type(&value, def.ty) {
+        if !def.ty.accepts(&value) {
             return Err(Error::Input {
                 name: def.name.clone(),
-                message: format!("expected {}, got {value}", type_name(def.ty)),
+                message: format!("expected {}, got {value}", def.ty.name()),
             });
         }
         out.insert(def.name.clone(), value);
     }
     Ok(Value::Object(out))
-}
-
-fn matches_type(v: &Value, ty: InputType) -> bool {
-    match ty {
-        InputType::String => v.is_string(),
-        InputType::Integer => v.is_i64() || v.is_u64(),
-        InputType::Number => v.is_number(),
-        InputType::Boolean => v.is_boolean(),
-        InputType::Array => v.is_array(),
-        InputType::Object => v.is_object(),
-    }
 }
 
 fn unknown(workflow: &Workflow, name: &str) -> Error {

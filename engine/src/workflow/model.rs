@@ -71,6 +71,32 @@ pub enum InputType {
     Object,
 }
 
+impl InputType {
+    /// The schema type name (`string`, `integer`…).
+    pub fn name(self) -> &'static str {
+        match self {
+            InputType::String => "string",
+            InputType::Integer => "integer",
+            InputType::Number => "number",
+            InputType::Boolean => "boolean",
+            InputType::Array => "array",
+            InputType::Object => "object",
+        }
+    }
+
+    /// Whether `v` is a value of this type.
+    pub fn accepts(self, v: &Value) -> bool {
+        match self {
+            InputType::String => v.is_string(),
+            InputType::Integer => v.is_i64() || v.is_u64(),
+            InputType::Number => v.is_number(),
+            InputType::Boolean => v.is_boolean(),
+            InputType::Array => v.is_array(),
+            InputType::Object => v.is_object(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct InputDef {
     pub name: String,

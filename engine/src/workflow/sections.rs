@@ -3,8 +3,6 @@
 
 use std::str::FromStr;
 
-use serde_json::Value;
-
 use super::context::{last_line, Ctx};
 use super::cursor::{describe, Cursor};
 use super::diagnostic::suggest;
@@ -45,7 +43,7 @@ pub fn inputs(cx: &mut Ctx, section: Option<Cursor<'_>>) -> Inputs {
         };
         let ty = input_type(file.ty);
         if let Some(default) = &file.default {
-            if !matches_type(ty, default) {
+            if !ty.accepts(default) {
                 cx.value_error(
                     &c,
                     "default",
@@ -78,17 +76,6 @@ fn input_type(t: InputTypeFile) -> InputType {
         InputTypeFile::Boolean => InputType::Boolean,
         InputTypeFile::Array => InputType::Array,
         InputTypeFile::Object => InputType::Object,
-    }
-}
-
-fn matches_type(ty: InputType, v: &Value) -> bool {
-    match ty {
-        InputType::String => v.is_string(),
-        InputType::Integer => v.is_i64() || v.is_u64(),
-        InputType::Number => v.is_number(),
-        InputType::Boolean => v.is_boolean(),
-        InputType::Array => v.is_array(),
-        InputType::Object => v.is_object(),
     }
 }
 
@@ -192,10 +179,10 @@ mod tests {
 
     #[test]
     fn default_types() {
-        assert!(matches_type(InputType::Integer, &json!(5)));
-        assert!(!matches_type(InputType::Integer, &json!(5.5)));
-        assert!(matches_type(InputType::Number, &json!(5)));
-        assert!(!matches_type(InputType::String, &json!(5)));
-        assert!(matches_type(InputType::Object, &json!({})));
+        assert!(InputType::Integer.accepts(&json!(5)));
+        assert!(!InputType::Integer.accepts(&json!(5.5)));
+        assert!(InputType::Number.accepts(&json!(5)));
+        assert!(!InputType::String.accepts(&json!(5)));
+        assert!(InputType::Object.accepts(&json!({})));
     }
 }

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use dragnet_steps::looping::options::RESERVED;
 use dragnet_steps::Tool;
-use serde_json::Value;
 
 use super::context::Ctx;
 use super::cursor::{describe, Cursor};
@@ -139,12 +138,7 @@ pub fn check_input(
     if for_each_key.is_some_and(|k| !arguments.iter().any(|a| a == k)) {
         return;
     }
-    let required = tool
-        .input_schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect::<Vec<_>>())
-        .unwrap_or_default();
+    let required = tool.required_arguments();
     for name in required {
         if !given.contains(&name) {
             let message = format!(
