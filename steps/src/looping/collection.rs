@@ -32,9 +32,12 @@ pub const METADATA_KEYS: [&str; 8] = [
     "errors",
 ];
 
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::json::{self, Kind, RawItem, RawObject};
+use crate::json::{self, Key, Kind, RawItem, RawObject};
 
 /// Keys that declare how many rows the collection has in all.
 pub const TOTAL_KEYS: [&str; 6] = [
@@ -168,13 +171,97 @@ pub fn resolve<'a>(root: &'a RawValue, path: &[String]) -> Option<Vec<&'a RawVal
 /// Splits a page along `path` (found on page one) into items, total and
 /// next-page hint. `None` when the page lacks the collection.
 pub fn split<'a>(root: &'a RawValue, path: &[String]) -> Option<Page<'a>> {
-    let items = resolve(root, path)?;
-    let top = json::object(root);
-    Some(Page {
+    split_text(root.get(), path).ok().flatten()
+}
+
+/// Splits page text along `path` in one pass: the collection's items are
+/// collected as borrowed raw values and the other top-level fields kept raw
+/// (for the total and the next-page hint); nothing else is parsed. `Ok(None)`
+/// when the page lacks the collection; `Err` when the text is not JSON.
+pub fn split_text<'a>(
+    text: &'a str,
+    path: &[String],
+) -> Result<Option<Page<'a>>, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let (items, fields) = Along { path }.deserialize(&mut de)?;
+    de.end()?;
+    let Some(items) = items else {
+        return Ok(None);
+    };
+    let top = RawObject { fields };
+    Ok(Some(Page {
         items,
-        total: top.as_ref().and_then(declared_total),
-        next_hint: top.as_ref().and_then(next_hint),
-    })
+        total: declared_total(&top),
+        next_hint: next_hint(&top),
+    }))
+}
+
+/// Follows a path through a document in one pass (see `split_text`).
+struct Along<'p> {
+    path: &'p [String],
+}
+
+type Found<'de> = (Option<Vec<&'de RawValue>>, Vec<(Key<'de>, &'de RawValue)>);
+
+impl<'de> DeserializeSeed<'de> for Along<'_> {
+    type Value = Found<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Along<'_> {
+    type Value = Found<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        if !self.path.is_empty() {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            return Ok((None, Vec::new()));
+        }
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(64));
+        while let Some(item) = seq.next_element::<&'de RawValue>()? {
+            items.push(item);
+        }
+        Ok((Some(items), Vec::new()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut items = None;
+        let mut fields = Vec::new();
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            match self.path.split_first() {
+                Some((head, rest)) if items.is_none() && key.0 == head.as_str() => {
+                    items = map.next_value_seed(Along { path: rest })?.0;
+                }
+                _ => fields.push((key, map.next_value::<&'de RawValue>()?)),
+            }
+        }
+        Ok((items, fields))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok((None, Vec::new()))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok((None, Vec::new()))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok((None, Vec::new()))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok((None, Vec::new()))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok((None, Vec::new()))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok((None, Vec::new()))
+    }
 }
 
 /// Builds the envelope of page one around `path`.

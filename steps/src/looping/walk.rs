@@ -114,30 +114,43 @@ impl<U: Upstream> Walker<'_, U> {
                 Ok(t) => t,
                 Err(e) => return self.failed(out, e),
             };
-            let root: &RawValue = match serde_json::from_str(text) {
-                Ok(r) => r,
+            if !self.gathered.located
+                || self.gathered.path.is_none()
+                || self.gathered.envelope.is_none()
+            {
+                // Page one of the call: the whole document is looked at once
+                // to find the collection and keep the envelope.
+                let root: &RawValue = match serde_json::from_str(text) {
+                    Ok(r) => r,
+                    Err(e) => return self.failed(out, malformed(&response, &e.to_string())),
+                };
+                if !self.gathered.located {
+                    self.locate(root, out.pages + 1)?;
+                }
+                let Some(path) = &self.gathered.path else {
+                    // No collection: the response is one item-less result.
+                    self.keep_single(root, value);
+                    out.pages += 1;
+                    self.report(out.pages, value);
+                    return Ok(out.done());
+                };
+                if collection::resolve(root, path).is_some() {
+                    self.gathered.envelope = Some(collection::envelope(root, path));
+                }
+            }
+            let path = self.gathered.path.clone().unwrap_or_default();
+            // Every page is split in one pass along the path page one found.
+            let page = match collection::split_text(text, &path) {
+                Ok(Some(page)) => page,
+                Ok(None) => {
+                    let e = UpstreamError::MissingCollection {
+                        page: out.pages + 1,
+                        path: collection::path_text(&path),
+                    };
+                    return self.failed(out, e);
+                }
                 Err(e) => return self.failed(out, malformed(&response, &e.to_string())),
             };
-            if !self.gathered.located {
-                self.locate(root, out.pages + 1)?;
-            }
-            let Some(path) = self.gathered.path.clone() else {
-                // No collection: the response is one item-less result.
-                self.keep_single(root, value);
-                out.pages += 1;
-                self.report(out.pages, value);
-                return Ok(out.done());
-            };
-            let Some(page) = collection::split(root, &path) else {
-                let e = UpstreamError::MissingCollection {
-                    page: out.pages + 1,
-                    path: collection::path_text(&path),
-                };
-                return self.failed(out, e);
-            };
-            if self.gathered.envelope.is_none() {
-                self.gathered.envelope = Some(collection::envelope(root, &path));
-            }
             out.pages += 1;
             total = page.total.or(total);
             let n = page.items.len();
