@@ -1,34 +1,32 @@
 //! Where dragnet's time goes on the shape page: each pass of its path timed
 //! on its own (median over the runs), with the rate over the input and its
 //! share of the path. Two more lines give context, not part of the path:
-//! `collection::envelope` (which the walk runs on page one) and the floor
-//! of any path, one validating scan of the page (`IgnoredAny`).
+//! `collection::split_text` (what each later page of a walk costs instead of
+//! `first_page`) and the floor of any path, one validating scan of the page
+//! (`IgnoredAny`).
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use dragnet_steps::json::RawItem;
 use dragnet_steps::looping::collection;
+use dragnet_steps::looping::shape::shape;
 use serde::de::IgnoredAny;
-use serde_json::value::RawValue;
 
 use crate::measure::Spread;
 use crate::report;
 use crate::shape::{Setup, NO_SCHEMA};
 
-const PASSES: [&str; 9] = [
+const PASSES: [&str; 6] = [
     "from_utf8",
-    "from_str::<&RawValue> (root)",
-    "collection::locate",
-    "collection::split",
+    "collection::first_page (top level + collection)",
     "keep: to_owned each item",
-    "filter alone (matches, all items)",
-    "projection alone (apply, matching rows)",
-    "collection::envelope (page one; not above)",
+    "shape: filter + projection (one read per item)",
+    "collection::split_text (later pages; not above)",
     "floor: one validating scan (IgnoredAny)",
 ];
 /// The passes before this index make up the measured path.
-const IN_PATH: usize = 7;
+const IN_PATH: usize = 4;
 
 /// Times the passes and prints one line each.
 pub fn breakdown(setup: &Setup, warmup: usize, runs: usize) -> Result<()> {
@@ -39,26 +37,19 @@ pub fn breakdown(setup: &Setup, warmup: usize, runs: usize) -> Result<()> {
         let mut lap = Lap::start();
         let text = std::str::from_utf8(bytes)?;
         laps.push(lap.next());
-        let root: &RawValue = serde_json::from_str(text)?;
+        let (path, envelope, page) =
+            collection::first_page(text, None, NO_SCHEMA)?.context("no collection")?;
         laps.push(lap.next());
-        let path = collection::locate(root, None, NO_SCHEMA).context("no collection")?;
+        let mut items: Vec<RawItem> = Vec::with_capacity(page.items.len());
+        items.extend(page.items.iter().map(|item| (*item).to_owned()));
+        drop(page);
         laps.push(lap.next());
-        let split = collection::split(root, &path).context("collection missing")?;
+        let (shaped, _) = shape(&items, &setup.filter, Some(&setup.projection));
         laps.push(lap.next());
-        let mut items: Vec<RawItem> = Vec::with_capacity(split.items.len());
-        items.extend(split.items.iter().map(|item| (*item).to_owned()));
+        let later = collection::split_text(text, &path)?.context("collection missing")?;
         laps.push(lap.next());
-        let matching: Vec<&RawValue> = items
-            .iter()
-            .map(|i| i.as_ref())
-            .filter(|i| setup.filter.matches(i))
-            .collect();
-        laps.push(lap.next());
-        let (shaped, _) = setup.projection.apply(matching.iter().copied());
-        laps.push(lap.next());
-        let envelope = collection::envelope(root, &path);
-        laps.push(lap.next());
-        std::hint::black_box((&shaped, &envelope));
+        std::hint::black_box((&shaped, &envelope, &later));
+        drop(later);
         let _: IgnoredAny = serde_json::from_str(text)?;
         laps.push(lap.next());
         if run >= warmup {

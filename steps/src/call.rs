@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::args;
 use crate::cache::{around, cache_key, CachePolicy};
 use crate::http::Upstream;
+use crate::json_rows::Rows;
 use crate::looping::budget::{Budget, Limits};
 use crate::looping::for_each::ForEach;
 use crate::looping::options::LoopOptions;
@@ -183,7 +184,7 @@ pub async fn execute<U: Upstream>(
 
     let (shaped, unmatched_fields) =
         shape(payload.items(), &options.filter, options.fields.as_ref());
-    let visible = shaped.as_ref().map(Vec::len);
+    let visible = shaped.as_ref().map(Rows::len);
     let counts = Counts {
         requests,
         items: payload.items().len(),

@@ -12,6 +12,7 @@ pub mod call;
 pub mod error;
 pub mod http;
 pub mod json;
+pub mod json_rows;
 pub mod looping;
 pub mod openapi;
 pub mod progress;

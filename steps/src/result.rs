@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::cache::CacheLabel;
 use crate::json::{self, RawItem};
+use crate::json_rows::Rows;
 use crate::looping::collection::{Envelope, EnvelopeField};
 use crate::looping::fields::UnmatchedFields;
 use crate::looping::verdict::Verdict;
@@ -34,6 +35,34 @@ impl Payload {
     }
 }
 
+/// The rows a caller sees: the fetched items, or rows shaped from them.
+#[derive(Debug, Clone, Copy)]
+pub enum Visible<'a> {
+    Items(&'a [RawItem]),
+    Rows(&'a Rows),
+}
+
+impl<'a> Visible<'a> {
+    pub fn len(&self) -> usize {
+        match self {
+            Visible::Items(items) => items.len(),
+            Visible::Rows(rows) => rows.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Each row as JSON text.
+    pub fn iter(&self) -> Box<dyn Iterator<Item = &'a str> + 'a> {
+        match *self {
+            Visible::Items(items) => Box::new(items.iter().map(|i| i.get())),
+            Visible::Rows(rows) => Box::new(rows.iter()),
+        }
+    }
+}
+
 /// One `_for_each` value that failed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForEachError {
@@ -46,8 +75,8 @@ pub struct ForEachError {
 pub struct LoopResult {
     /// Unprojected and unfiltered: what is stored and cached.
     pub payload: Payload,
-    /// The items after `_filter` and `_fields`, when either was set.
-    pub shaped: Option<Vec<RawItem>>,
+    /// The rows after `_filter` and `_fields`, when either was set.
+    pub shaped: Option<Rows>,
     pub verdict: Verdict,
     pub unmatched_fields: Option<UnmatchedFields>,
     pub for_each_errors: Vec<ForEachError>,
@@ -56,11 +85,12 @@ pub struct LoopResult {
 }
 
 impl LoopResult {
-    /// The items the caller sees (shaped if asked).
-    pub fn visible_items(&self) -> &[RawItem] {
-        self.shaped
-            .as_deref()
-            .unwrap_or_else(|| self.payload.items())
+    /// The rows the caller sees (shaped if asked), as JSON text.
+    pub fn visible(&self) -> Visible<'_> {
+        match &self.shaped {
+            Some(rows) => Visible::Rows(rows),
+            None => Visible::Items(self.payload.items()),
+        }
     }
 
     /// The agent rendering: payload plus `_pagingComplete`, `_likelyMoreRows`,
@@ -136,9 +166,8 @@ impl LoopResult {
     }
 
     fn render_with(&self, extra: &[(&str, Value)]) -> String {
-        let items = self.visible_items();
-        let mut out =
-            String::with_capacity(items.iter().map(|i| i.get().len() + 1).sum::<usize>() + 256);
+        let items = self.visible();
+        let mut out = String::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 256);
         out.push('{');
         let mut first = true;
         match &self.payload {
@@ -152,7 +181,7 @@ impl LoopResult {
             }
             | Payload::Items(_) => {
                 write_key(&mut out, "items", &mut first);
-                write_items(&mut out, items);
+                write_items(&mut out, items.iter());
             }
             Payload::Single(raw) => match json::object(raw) {
                 Some(obj) => {
@@ -189,14 +218,14 @@ pub fn write_payload(out: &mut String, payload: &Payload) {
         } => {
             out.push('{');
             let mut first = true;
-            write_fields(out, fields, items, &mut first);
+            write_fields(out, fields, Visible::Items(items), &mut first);
             out.push('}');
         }
         Payload::Collection {
             envelope: Envelope::Bare,
             items,
         }
-        | Payload::Items(items) => write_items(out, items),
+        | Payload::Items(items) => write_items(out, items.iter().map(|i| i.get())),
         Payload::Single(raw) => out.push_str(raw.get()),
     }
 }
@@ -210,13 +239,13 @@ fn write_key(out: &mut String, key: &str, first: &mut bool) {
     out.push(':');
 }
 
-fn write_items(out: &mut String, items: &[RawItem]) {
+fn write_items<'a>(out: &mut String, items: impl Iterator<Item = &'a str>) {
     out.push('[');
-    for (i, item) in items.iter().enumerate() {
+    for (i, item) in items.enumerate() {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(item.get());
+        out.push_str(item);
     }
     out.push(']');
 }
@@ -224,14 +253,14 @@ fn write_items(out: &mut String, items: &[RawItem]) {
 fn write_fields(
     out: &mut String,
     fields: &[(String, EnvelopeField)],
-    items: &[RawItem],
+    items: Visible<'_>,
     first: &mut bool,
 ) {
     for (key, field) in fields {
         write_key(out, key, first);
         match field {
             EnvelopeField::Raw(raw) => out.push_str(raw.get()),
-            EnvelopeField::Collection => write_items(out, items),
+            EnvelopeField::Collection => write_items(out, items.iter()),
             EnvelopeField::Nested(inner) => {
                 out.push('{');
                 let mut inner_first = true;

@@ -6,6 +6,7 @@
 use chrono::Duration as ChronoDuration;
 
 use super::{stored, CacheEntry, CacheLabel, CacheMode, CachePolicy};
+use crate::json_rows::Rows;
 use crate::looping::options::LoopOptions;
 use crate::looping::shape::shape;
 use crate::result::{LoopResult, Payload};
@@ -47,7 +48,7 @@ pub fn hit(
 ) -> LoopResult {
     let (shaped, unmatched_fields) =
         shape(payload.items(), &options.filter, options.fields.as_ref());
-    let visible = shaped.as_ref().map(Vec::len);
+    let visible = shaped.as_ref().map(Rows::len);
     let verdict = cached_verdict(
         payload.items().len(),
         visible,

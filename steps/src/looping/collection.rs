@@ -124,21 +124,30 @@ pub fn locate(
     explicit: Option<&[String]>,
     declared: Declared,
 ) -> Option<ItemsPath> {
+    if json::kind(root) == Kind::Array {
+        let wants_inside = explicit.is_some_and(|p| !p.is_empty());
+        return (!wants_inside && declared != Declared::Resource).then(Vec::new);
+    }
+    locate_in(&json::object(root)?, explicit, declared)
+}
+
+/// `locate` over an object whose top level is already parsed.
+pub fn locate_in(
+    top: &RawObject,
+    explicit: Option<&[String]>,
+    declared: Declared,
+) -> Option<ItemsPath> {
     if let Some(path) = explicit {
-        return resolve(root, path).map(|_| path.to_vec());
+        return resolve_in(top, path).map(|_| path.to_vec());
     }
     let mut list_like = true;
     match declared {
-        Declared::At(path) if resolve(root, path).is_some() => return Some(path.to_vec()),
+        Declared::At(path) if resolve_in(top, path).is_some() => return Some(path.to_vec()),
         Declared::At(_) => {}
         Declared::Resource => return None,
         Declared::Unknown { list_like: l } => list_like = l,
     }
-    if json::kind(root) == Kind::Array {
-        return Some(Vec::new());
-    }
-    let top = json::object(root)?;
-    if let Some(key) = known_array_key(&top) {
+    if let Some(key) = known_array_key(top) {
         return Some(vec![key]);
     }
     for (key, value) in &top.fields {
@@ -152,9 +161,59 @@ pub fn locate(
         }
     }
     if list_like {
-        single_array_of_objects(&top)
+        single_array_of_objects(top)
     } else {
         None
+    }
+}
+
+/// The array at a non-empty `path` under a parsed top level.
+fn resolve_in<'a>(top: &RawObject<'a>, path: &[String]) -> Option<Vec<&'a RawValue>> {
+    let (first, rest) = path.split_first()?;
+    let mut current = top.get(first)?;
+    for key in rest {
+        current = json::object(current)?.get(key)?;
+    }
+    json::array(current)
+}
+
+/// Page one, read in two passes (the top level, then the collection): where
+/// the collection is, the envelope around it, and the page itself. `Ok(None)`
+/// when the response has no collection; `Err` when it is not JSON.
+pub fn first_page<'a>(
+    text: &'a str,
+    explicit: Option<&[String]>,
+    declared: Declared,
+) -> Result<Option<(ItemsPath, Envelope, Page<'a>)>, serde_json::Error> {
+    match text.trim_start().as_bytes().first() {
+        Some(b'[') => {
+            let wants_inside = explicit.is_some_and(|p| !p.is_empty());
+            if wants_inside || declared == Declared::Resource {
+                let _: IgnoredAny = serde_json::from_str(text)?;
+                return Ok(None);
+            }
+            Ok(split_text(text, &[])?.map(|page| (Vec::new(), Envelope::Bare, page)))
+        }
+        Some(b'{') => {
+            let top: RawObject<'a> = serde_json::from_str(text)?;
+            let Some(path) = locate_in(&top, explicit, declared) else {
+                return Ok(None);
+            };
+            let Some(items) = resolve_in(&top, &path) else {
+                return Ok(None);
+            };
+            let envelope = Envelope::Object(fields_of(&top, &path));
+            let page = Page {
+                items,
+                total: declared_total(&top),
+                next_hint: next_hint(&top),
+            };
+            Ok(Some((path, envelope, page)))
+        }
+        _ => {
+            let _: IgnoredAny = serde_json::from_str(text)?;
+            Ok(None)
+        }
     }
 }
 
@@ -273,9 +332,13 @@ pub fn envelope(root: &RawValue, path: &[String]) -> Envelope {
 }
 
 fn fields_around(raw: &RawValue, path: &[String]) -> Vec<(String, EnvelopeField)> {
-    let Some(obj) = json::object(raw) else {
-        return Vec::new();
-    };
+    match json::object(raw) {
+        Some(obj) => fields_of(&obj, path),
+        None => Vec::new(),
+    }
+}
+
+fn fields_of(obj: &RawObject, path: &[String]) -> Vec<(String, EnvelopeField)> {
     obj.fields
         .iter()
         .map(|(key, value)| {
@@ -464,6 +527,30 @@ mod tests {
         assert_eq!(page.total, Some(7));
         assert_eq!(page.next_hint, Some(true));
         assert!(split(&doc, &["data".to_string()]).is_none());
+    }
+
+    #[test]
+    fn one_pass_split_and_first_page() {
+        let text = r#"{"meta":{"total":3},"data":[{"a":1},{"a":2}],"has_more":true}"#;
+        let page = split_text(text, &["data".to_string()]).unwrap().unwrap();
+        assert_eq!(page.items.len(), 2);
+        assert_eq!(page.total, Some(3));
+        assert_eq!(page.next_hint, Some(true));
+        assert!(split_text(text, &["rows".to_string()]).unwrap().is_none());
+        assert!(split_text("[1,2", &[]).is_err(), "not JSON");
+        assert!(split_text("[1] x", &[]).is_err(), "trailing text");
+        assert!(split_text("7", &["data".to_string()]).unwrap().is_none());
+        let nested = r#"{"r":{"hits":[1,2,3],"n":1}}"#;
+        let path = vec!["r".to_string(), "hits".to_string()];
+        assert_eq!(split_text(nested, &path).unwrap().unwrap().items.len(), 3);
+        let (path, envelope, page) = first_page(text, None, ANY).unwrap().unwrap();
+        assert_eq!(path, vec!["data"]);
+        assert!(matches!(envelope, Envelope::Object(_)));
+        assert_eq!(page.items.len(), 2);
+        let (path, envelope, _) = first_page("[1,2]", None, ANY).unwrap().unwrap();
+        assert!(path.is_empty() && matches!(envelope, Envelope::Bare));
+        assert!(first_page(r#"{"id":1}"#, None, ANY).unwrap().is_none());
+        assert!(first_page(r#"{"id":1"#, None, ANY).is_err());
     }
 
     #[test]

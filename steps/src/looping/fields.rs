@@ -1,10 +1,12 @@
 //! `_fields` projection (SPEC §3.5): every item is cut down to the listed
 //! dot-paths, keeping nesting and mapping over arrays on the way. Works on
-//! raw items, touching only the parts the paths name.
+//! raw items, touching only the parts the paths name; keys are quoted once
+//! when the projection is built.
 
 use serde_json::value::RawValue;
 
-use crate::json::{self, Kind, RawItem};
+use crate::json::{self, Kind, RawItem, RawObject};
+use crate::json_rows::Rows;
 
 /// A validated list of dot-paths, as a tree (`customer.name` and
 /// `customer.email` share the `customer` node).
@@ -17,9 +19,17 @@ pub struct Projection {
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Node {
     /// Children in first-mention order; a leaf has none.
-    children: Vec<(String, Node)>,
+    children: Vec<Child>,
     /// Index into `paths` when a path ends here.
     ends: Vec<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Child {
+    key: String,
+    /// `"key":`, written once.
+    quoted: String,
+    node: Node,
 }
 
 /// Paths that matched nothing on any item, with what the items hold instead.
@@ -32,6 +42,10 @@ pub struct UnmatchedFields {
     pub sample_item: Option<RawItem>,
 }
 
+/// Which paths matched some item so far.
+#[derive(Debug, Clone)]
+pub struct Matched(Vec<bool>);
+
 impl Projection {
     /// Parses dot-paths; an empty path or an empty segment is an error.
     pub fn new(paths: &[String]) -> Result<Self, String> {
@@ -43,14 +57,21 @@ impl Projection {
             }
             let mut node = &mut root;
             for segment in path.split('.') {
-                let pos = match node.children.iter().position(|(k, _)| k == segment) {
+                let pos = match node.children.iter().position(|c| c.key == segment) {
                     Some(pos) => pos,
                     None => {
-                        node.children.push((segment.to_string(), Node::default()));
+                        let mut quoted = String::with_capacity(segment.len() + 3);
+                        json::write_str(&mut quoted, segment);
+                        quoted.push(':');
+                        node.children.push(Child {
+                            key: segment.to_string(),
+                            quoted,
+                            node: Node::default(),
+                        });
                         node.children.len() - 1
                     }
                 };
-                node = &mut node.children[pos].1;
+                node = &mut node.children[pos].node;
             }
             node.ends.push(index);
         }
@@ -64,74 +85,87 @@ impl Projection {
         &self.paths
     }
 
-    /// Projects every item; also reports the paths that matched no item.
-    pub fn apply<'a, I>(&self, items: I) -> (Vec<RawItem>, Option<UnmatchedFields>)
-    where
-        I: IntoIterator<Item = &'a RawValue>,
-    {
-        let mut matched = vec![false; self.paths.len()];
-        let mut out = Vec::new();
-        let mut sample: Option<RawItem> = None;
-        let mut keys: Vec<String> = Vec::new();
-        for item in items {
-            if sample.is_none() {
-                sample = Some(item.to_owned());
-            }
-            if keys.len() < 200 {
-                if let Some(obj) = json::object(item) {
-                    for k in obj.keys() {
-                        if !keys.iter().any(|have| have == k) {
-                            keys.push(k.to_string());
-                        }
-                    }
-                }
-            }
-            let mut text = String::with_capacity(64);
-            project(item, &self.root, &mut text, &mut matched);
-            out.push(json::to_raw(text));
-        }
-        let unmatched: Vec<String> = self
+    /// A fresh record of which paths matched.
+    pub fn matched(&self) -> Matched {
+        Matched(vec![false; self.paths.len()])
+    }
+
+    /// Appends the projection of one item (its top level already parsed
+    /// into `obj` when it is an object) to `rows`.
+    pub fn project_into(
+        &self,
+        item: &RawValue,
+        obj: Option<&RawObject>,
+        rows: &mut Rows,
+        matched: &mut Matched,
+    ) {
+        rows.push_with(|out| match obj {
+            Some(obj) => project_object(obj, &self.root, out, &mut matched.0),
+            None => project(item, &self.root, out, &mut matched.0),
+        });
+    }
+
+    /// The report on paths that matched no item, looking at `items` for
+    /// the keys they do have.
+    pub fn unmatched<'a>(
+        &self,
+        matched: &Matched,
+        items: impl Iterator<Item = &'a RawValue>,
+    ) -> Option<UnmatchedFields> {
+        let fields: Vec<String> = self
             .paths
             .iter()
-            .zip(&matched)
+            .zip(&matched.0)
             .filter(|(_, m)| !**m)
             .map(|(p, _)| p.clone())
             .collect();
-        let report = (!unmatched.is_empty()).then_some(UnmatchedFields {
-            fields: unmatched,
+        if fields.is_empty() {
+            return None;
+        }
+        let mut sample: Option<RawItem> = None;
+        let mut keys: Vec<String> = Vec::new();
+        for item in items.take(50) {
+            if sample.is_none() {
+                sample = Some(item.to_owned());
+            }
+            if let Some(obj) = json::object(item) {
+                for k in obj.keys() {
+                    if !keys.iter().any(|have| have == k) {
+                        keys.push(k.to_string());
+                    }
+                }
+            }
+        }
+        Some(UnmatchedFields {
+            fields,
             available_keys: keys,
             sample_item: sample,
-        });
-        (out, report)
+        })
+    }
+
+    /// Projects every item; also reports the paths that matched no item.
+    pub fn apply<'a, I>(&self, items: I) -> (Rows, Option<UnmatchedFields>)
+    where
+        I: IntoIterator<Item = &'a RawValue> + Clone,
+    {
+        let mut rows = Rows::default();
+        let mut matched = self.matched();
+        for item in items.clone() {
+            let obj = json::object(item);
+            self.project_into(item, obj.as_ref(), &mut rows, &mut matched);
+        }
+        let report = self.unmatched(&matched, items.into_iter());
+        (rows, report)
     }
 }
 
 /// Writes the projection of `value` through `node`.
 fn project(value: &RawValue, node: &Node, out: &mut String, matched: &mut [bool]) {
     match json::kind(value) {
-        Kind::Object => {
-            let obj = json::object(value).unwrap_or_default();
-            out.push('{');
-            for (i, (key, child)) in node.children.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                json::write_str(out, key);
-                out.push(':');
-                match obj.get(key) {
-                    Some(inner) => {
-                        mark(child, matched);
-                        if child.children.is_empty() {
-                            out.push_str(inner.get());
-                        } else {
-                            project(inner, child, out, matched);
-                        }
-                    }
-                    None => out.push_str("null"),
-                }
-            }
-            out.push('}');
-        }
+        Kind::Object => match json::object(value) {
+            Some(obj) => project_object(&obj, node, out, matched),
+            None => out.push_str("null"),
+        },
         Kind::Array => {
             let elements = json::array(value).unwrap_or_default();
             out.push('[');
@@ -146,6 +180,28 @@ fn project(value: &RawValue, node: &Node, out: &mut String, matched: &mut [bool]
         // A path that goes on past a scalar resolves to nothing.
         _ => out.push_str("null"),
     }
+}
+
+fn project_object(obj: &RawObject, node: &Node, out: &mut String, matched: &mut [bool]) {
+    out.push('{');
+    for (i, child) in node.children.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&child.quoted);
+        match obj.get(&child.key) {
+            Some(inner) => {
+                mark(&child.node, matched);
+                if child.node.children.is_empty() {
+                    out.push_str(inner.get());
+                } else {
+                    project(inner, &child.node, out, matched);
+                }
+            }
+            None => out.push_str("null"),
+        }
+    }
+    out.push('}');
 }
 
 /// A path counts as matched once its last segment was found on some item.
@@ -168,7 +224,7 @@ mod tests {
         let p = Projection::new(&paths.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
         let items = items(text);
         let (out, unmatched) = p.apply(items.iter().map(|b| b.as_ref()));
-        (out.iter().map(|r| r.get().to_string()).collect(), unmatched)
+        (out.iter().map(str::to_string).collect(), unmatched)
     }
 
     #[test]
@@ -212,5 +268,7 @@ mod tests {
             r#"[{"a":{"b":1,"c":2,"d":3},"q\"k":true}]"#,
         );
         assert_eq!(out[0], r#"{"a":{"b":1,"c":2},"q\"k":true}"#);
+        // every row is valid JSON
+        assert!(serde_json::from_str::<serde_json::Value>(&out[0]).is_ok());
     }
 }

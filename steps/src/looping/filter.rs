@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::json::{self, Kind};
+use crate::json::{self, Kind, RawObject};
 use crate::Error;
 
 /// Filter operators. Closed: anything else is an error.
@@ -119,7 +119,14 @@ impl Filter {
 
     /// Whether `item` satisfies every clause.
     pub fn matches(&self, item: &RawValue) -> bool {
-        self.clauses.iter().all(|c| c.matches(item))
+        let obj = json::object(item);
+        self.matches_parsed(item, obj.as_ref())
+    }
+
+    /// As `matches`, with the item's top level already parsed (when it is
+    /// an object), so it is read once for every clause and the projection.
+    pub fn matches_parsed(&self, item: &RawValue, obj: Option<&RawObject>) -> bool {
+        self.clauses.iter().all(|c| c.matches_parsed(item, obj))
     }
 }
 
@@ -179,6 +186,14 @@ fn build(index: usize, field: &str, op: &str, value: Value) -> Result<Clause, Er
 impl Clause {
     pub fn matches(&self, item: &RawValue) -> bool {
         test(self.op, lookup(item, &self.field).as_ref(), &self.value)
+    }
+
+    fn matches_parsed(&self, item: &RawValue, obj: Option<&RawObject>) -> bool {
+        let found = match (obj, self.field.split_first()) {
+            (Some(obj), Some((head, rest))) => obj.get(head).and_then(|v| lookup(v, rest)),
+            _ => lookup(item, &self.field),
+        };
+        test(self.op, found.as_ref(), &self.value)
     }
 }
 

@@ -1,11 +1,12 @@
 //! Shaping merged rows for the caller: `_filter` first (on the full rows,
-//! so a clause may name a field the projection drops), then `_fields`.
-
-use serde_json::value::RawValue;
+//! so a clause may name a field the projection drops), then `_fields`. Each
+//! item's top level is parsed once and shared by every clause and the
+//! projection; the rows written are never parsed again.
 
 use super::fields::{Projection, UnmatchedFields};
 use super::filter::Filter;
-use crate::json::RawItem;
+use crate::json::{self, RawItem};
+use crate::json_rows::Rows;
 
 /// The rows the caller sees, when a filter or projection was asked for
 /// (`None` means "the rows as they are"), and the paths that matched nothing.
@@ -13,23 +14,27 @@ pub fn shape(
     items: &[RawItem],
     filter: &Filter,
     fields: Option<&Projection>,
-) -> (Option<Vec<RawItem>>, Option<UnmatchedFields>) {
-    let kept = items.iter().map(|i| i.as_ref());
-    if filter.is_empty() {
-        return match fields {
-            Some(projection) => {
-                let (out, unmatched) = projection.apply(kept);
-                (Some(out), unmatched)
-            }
-            None => (None, None),
-        };
+) -> (Option<Rows>, Option<UnmatchedFields>) {
+    if filter.is_empty() && fields.is_none() {
+        return (None, None);
     }
-    let matching = kept.filter(|i| filter.matches(i));
-    match fields {
-        Some(projection) => {
-            let (out, unmatched) = projection.apply(matching);
-            (Some(out), unmatched)
+    let mut rows = Rows::default();
+    let mut matched = fields.map(Projection::matched);
+    for item in items {
+        let obj = json::object(item);
+        if !filter.is_empty() && !filter.matches_parsed(item, obj.as_ref()) {
+            continue;
         }
-        None => (Some(matching.map(RawValue::to_owned).collect()), None),
+        match (fields, matched.as_mut()) {
+            (Some(projection), Some(m)) => {
+                projection.project_into(item, obj.as_ref(), &mut rows, m)
+            }
+            _ => rows.push_text(item.get()),
+        }
     }
+    let unmatched = match (fields, &matched) {
+        (Some(projection), Some(m)) => projection.unmatched(m, items.iter().map(|i| i.as_ref())),
+        _ => None,
+    };
+    (Some(rows), unmatched)
 }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::budget::Budget;
-use super::collection::{self, Declared, Envelope, ItemsPath};
+use super::collection::{self, Declared, Envelope, ItemsPath, Page};
 use super::detect::Walkability;
 use super::for_each;
 use super::page_plan::{get_path, PagePlan};
@@ -114,42 +114,40 @@ impl<U: Upstream> Walker<'_, U> {
                 Ok(t) => t,
                 Err(e) => return self.failed(out, e),
             };
-            if !self.gathered.located
-                || self.gathered.path.is_none()
-                || self.gathered.envelope.is_none()
-            {
-                // Page one of the call: the whole document is looked at once
-                // to find the collection and keep the envelope.
-                let root: &RawValue = match serde_json::from_str(text) {
-                    Ok(r) => r,
+            let page = if self.gathered.located && self.gathered.envelope.is_some() {
+                // Every later page is split in one pass along the path page one found.
+                let path = self.gathered.path.clone().unwrap_or_default();
+                match collection::split_text(text, &path) {
+                    Ok(Some(page)) => page,
+                    Ok(None) => {
+                        let e = UpstreamError::MissingCollection {
+                            page: out.pages + 1,
+                            path: collection::path_text(&path),
+                        };
+                        return self.failed(out, e);
+                    }
                     Err(e) => return self.failed(out, malformed(&response, &e.to_string())),
-                };
-                if !self.gathered.located {
-                    self.locate(root, out.pages + 1)?;
                 }
-                let Some(path) = &self.gathered.path else {
-                    // No collection: the response is one item-less result.
-                    self.keep_single(root, value);
-                    out.pages += 1;
-                    self.report(out.pages, value);
-                    return Ok(out.done());
-                };
-                if collection::resolve(root, path).is_some() {
-                    self.gathered.envelope = Some(collection::envelope(root, path));
+            } else {
+                match self.first_page(text, out.pages + 1) {
+                    Ok(Some(page)) => page,
+                    Ok(None) => {
+                        // No collection: the response is one item-less result.
+                        match serde_json::from_str::<&RawValue>(text) {
+                            Ok(root) => self.keep_single(root, value),
+                            Err(e) => {
+                                return self.failed(out, malformed(&response, &e.to_string()))
+                            }
+                        }
+                        out.pages += 1;
+                        self.report(out.pages, value);
+                        return Ok(out.done());
+                    }
+                    Err(FirstPageError::Malformed(e)) => {
+                        return self.failed(out, malformed(&response, &e))
+                    }
+                    Err(FirstPageError::Missing(e)) => return self.failed(out, e),
                 }
-            }
-            let path = self.gathered.path.clone().unwrap_or_default();
-            // Every page is split in one pass along the path page one found.
-            let page = match collection::split_text(text, &path) {
-                Ok(Some(page)) => page,
-                Ok(None) => {
-                    let e = UpstreamError::MissingCollection {
-                        page: out.pages + 1,
-                        path: collection::path_text(&path),
-                    };
-                    return self.failed(out, e);
-                }
-                Err(e) => return self.failed(out, malformed(&response, &e.to_string())),
             };
             out.pages += 1;
             total = page.total.or(total);
@@ -229,8 +227,13 @@ impl<U: Upstream> Walker<'_, U> {
         }
     }
 
-    /// Page one of the call: where is the collection?
-    fn locate(&mut self, root: &RawValue, page: u32) -> Result<(), UpstreamError> {
+    /// Page one of the call (or of a value whose collection is not known
+    /// yet): where the collection is, its envelope, and the page.
+    fn first_page<'t>(
+        &mut self,
+        text: &'t str,
+        page: u32,
+    ) -> Result<Option<Page<'t>>, FirstPageError> {
         let declared = match (
             &self.tool.response_items_path,
             self.tool.response_is_resource,
@@ -241,18 +244,33 @@ impl<U: Upstream> Walker<'_, U> {
                 list_like: self.tool.walkability != Walkability::NoPaging,
             },
         };
-        let path = collection::locate(root, self.explicit_path, declared);
-        if path.is_none() {
-            if let Some(explicit) = self.explicit_path {
-                return Err(UpstreamError::MissingCollection {
-                    page,
-                    path: collection::path_text(explicit),
-                });
+        let known = if self.gathered.located {
+            self.gathered.path.clone()
+        } else {
+            None
+        };
+        let explicit = known.as_deref().or(self.explicit_path);
+        let found = collection::first_page(text, explicit, declared)
+            .map_err(|e| FirstPageError::Malformed(e.to_string()))?;
+        match found {
+            Some((path, envelope, first)) => {
+                self.gathered.located = true;
+                self.gathered.path = Some(path);
+                self.gathered.envelope = Some(envelope);
+                Ok(Some(first))
             }
+            None => match explicit {
+                Some(path) => Err(FirstPageError::Missing(UpstreamError::MissingCollection {
+                    page,
+                    path: collection::path_text(path),
+                })),
+                None => {
+                    self.gathered.located = true;
+                    self.gathered.path = None;
+                    Ok(None)
+                }
+            },
         }
-        self.gathered.located = true;
-        self.gathered.path = path;
-        Ok(())
     }
 
     /// A failure: an error when nothing was fetched, else a stop.
@@ -341,6 +359,12 @@ impl<U: Upstream> Walker<'_, U> {
         };
         self.progress.offer(event);
     }
+}
+
+/// Why page one could not be read.
+enum FirstPageError {
+    Malformed(String),
+    Missing(UpstreamError),
 }
 
 fn mismatch_note(mut out: Outcome, declared: u64) -> Outcome {

@@ -1,0 +1,69 @@
+//! Rows this program wrote itself (projections, filter matches): one buffer
+//! of JSON values back to back, with where each ends. They are valid by
+//! construction (built from validated raw parts and quoted keys), so they are
+//! never parsed again on the way out.
+
+/// A list of JSON values in one buffer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rows {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Rows {
+    pub fn with_capacity(rows: usize, bytes: usize) -> Rows {
+        Rows {
+            text: String::with_capacity(bytes),
+            ends: Vec::with_capacity(rows),
+        }
+    }
+
+    /// Appends one row written by `write`.
+    pub fn push_with(&mut self, write: impl FnOnce(&mut String)) {
+        write(&mut self.text);
+        self.ends.push(self.text.len());
+    }
+
+    /// Appends a row that is already JSON text.
+    pub fn push_text(&mut self, row: &str) {
+        self.push_with(|out| out.push_str(row));
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Row `i` as JSON text.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.text.get(start..end)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_kept_apart() {
+        let mut rows = Rows::default();
+        rows.push_text(r#"{"a":1}"#);
+        rows.push_with(|o| o.push_str("[2]"));
+        rows.push_text("null");
+        assert_eq!(
+            rows.iter().collect::<Vec<_>>(),
+            vec![r#"{"a":1}"#, "[2]", "null"]
+        );
+        assert_eq!(rows.get(3), None);
+        assert_eq!(rows.len(), 3);
+    }
+}
