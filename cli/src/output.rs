@@ -16,8 +16,8 @@ pub fn print_result(result: &LoopResult, as_json: bool) -> Result<u8> {
                 println!("{}", serde_json::to_string_pretty(&json::leaf(raw))?);
             }
             _ => {
-                for item in result.visible_items() {
-                    println!("{}", item.get());
+                for row in result.visible().iter() {
+                    println!("{row}");
                 }
             }
         }

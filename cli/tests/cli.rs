@@ -9,14 +9,23 @@ use serde_json::Value;
 /// Runs the binary with a database of its own (a fresh SQLite file), so
 /// tests never share state or write into the source tree.
 fn dragnet(args: &[&str]) -> Output {
+    dragnet_on(&fresh_db(), args)
+}
+
+fn fresh_db() -> String {
     let db = std::env::temp_dir().join(format!(
         "dragnet-cli-{}-{}.db",
         std::process::id(),
         COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
+    format!("sqlite://{}", db.display())
+}
+
+/// Runs the binary on the database `db`.
+fn dragnet_on(db: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dragnet"))
         .args(args)
-        .env("DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env("DATABASE_URL", db)
         .env_remove("DRAGNET_DATABASE_URL")
         .env_remove("DRAGNET_CONFIG")
         .output()
@@ -319,5 +328,54 @@ async fn run_exits_by_outcome() {
     assert!(text.contains("orders") && text.contains("NO"), "{text}");
     assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
     assert!(String::from_utf8_lossy(&failed.stdout).contains("could not connect"));
+    shop.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_and_cache_commands() {
+    let shop = shop().await;
+    let base = format!("shop={}", shop.base_url());
+    let nightly = example("nightly-open-orders.workflow.yaml");
+    let db = fresh_db();
+    let outputs = tokio::task::spawn_blocking(move || {
+        let migrate = dragnet_on(&db, &["migrate"]);
+        let first = dragnet_on(&db, &["run", &nightly, "--base-url", &base, "--json"]);
+        let second = dragnet_on(&db, &["run", &nightly, "--base-url", &base, "--json"]);
+        let refresh = dragnet_on(
+            &db,
+            &["run", &nightly, "--base-url", &base, "--json", "--refresh"],
+        );
+        let list = dragnet_on(&db, &["cache", "list", "--json"]);
+        let purge = dragnet_on(&db, &["cache", "purge", "--tool", "shop.listProperties"]);
+        let after = dragnet_on(&db, &["cache", "list", "--json"]);
+        let runs = dragnet_on(&db, &["runs", "list", "--json"]);
+        let show = dragnet_on(&db, &["runs", "show", "nope"]);
+        (
+            migrate, first, second, refresh, list, purge, after, runs, show,
+        )
+    })
+    .await
+    .unwrap();
+    let (migrate, first, second, refresh, list, purge, after, runs, show) = outputs;
+    assert!(migrate.status.success(), "{}", stderr(&migrate));
+    assert!(String::from_utf8_lossy(&migrate.stdout).contains("sqlite"));
+    let cache_of = |o: &Output| stdout_json(o)["steps"][0]["output"]["_loop"]["cache"].clone();
+    assert_eq!(cache_of(&first)["hit"], false);
+    assert_eq!(cache_of(&first)["stored"], true);
+    assert_eq!(
+        cache_of(&second)["hit"],
+        true,
+        "the property list is served from the cache"
+    );
+    assert_eq!(cache_of(&refresh)["hit"], false, "--refresh fetches again");
+    let entries = stdout_json(&list);
+    assert_eq!(entries.as_array().unwrap().len(), 1);
+    assert_eq!(entries[0]["tool"], "shop.listProperties");
+    assert_eq!(entries[0]["scope"], "org:default");
+    assert!(String::from_utf8_lossy(&purge.stdout).contains("purged 1"));
+    assert_eq!(stdout_json(&after).as_array().unwrap().len(), 0);
+    assert_eq!(stdout_json(&runs).as_array().unwrap().len(), 3);
+    assert_eq!(show.status.code(), Some(1));
+    assert!(stderr(&show).contains("no run `nope`"));
     shop.shutdown().await;
 }
