@@ -97,9 +97,9 @@ impl Harness {
 /// The visible items of a result as JSON values.
 pub fn items(result: &LoopResult) -> Vec<Value> {
     result
-        .visible_items()
+        .visible()
         .iter()
-        .map(|i| serde_json::from_str(i.get()).expect("items are JSON"))
+        .map(|row| serde_json::from_str(row).expect("rows are JSON"))
         .collect()
 }
 

@@ -320,10 +320,10 @@ fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
         .block_on(dragnet_steps::execute(call, &sim, &Runtime::quiet()))
         .ok()?;
     let ids = result
-        .visible_items()
+        .visible()
         .iter()
-        .map(|i| {
-            serde_json::from_str::<Value>(i.get()).unwrap()["id"]
+        .map(|row| {
+            serde_json::from_str::<Value>(row).unwrap()["id"]
                 .as_i64()
                 .unwrap()
         })
