@@ -37,6 +37,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+use super::top_scan;
 use crate::json::{self, Key, Kind, RawItem, RawObject};
 
 /// Keys that declare how many rows the collection has in all.
@@ -167,6 +168,48 @@ pub fn locate_in(
     }
 }
 
+/// Page one in one pass when the top-level rules settle where the
+/// collection is: a quick scan of the top-level keys finds it, then the page
+/// is split along it. `Ok(None)` when only the full read can tell.
+fn first_page_fast<'a>(
+    text: &'a str,
+    explicit: Option<&[String]>,
+    declared: Declared,
+) -> Result<Option<(ItemsPath, Envelope, Page<'a>)>, serde_json::Error> {
+    // The key a caller or the schema names, else the first collection key
+    // holding an array: the scan stops there, before the collection itself.
+    let target: Option<&str> = match (explicit, declared) {
+        (Some([key]), _) | (None, Declared::At([key])) => Some(key.as_str()),
+        (Some(_), _) | (None, Declared::Resource) | (None, Declared::At(_)) => return Ok(None),
+        (None, Declared::Unknown { .. }) => None,
+    };
+    let found = top_scan::scan_until(text, |key, kind| match target {
+        Some(t) => key == t,
+        None => kind == Kind::Array && COLLECTION_KEYS.contains(&key) && !is_metadata(key),
+    });
+    let settled = |key: &str| match target {
+        Some(t) => key == t,
+        None => COLLECTION_KEYS.contains(&key) && !is_metadata(key),
+    };
+    let path: Vec<String> = match found.as_deref().and_then(<[_]>::last) {
+        Some((key, Kind::Array)) if settled(key) => vec![(*key).to_string()],
+        _ => return Ok(None),
+    };
+    let Some((page, top, position)) = split_keeping_fields(text, &path)? else {
+        return Ok(None);
+    };
+    let mut fields: Vec<(String, EnvelopeField)> = top
+        .fields
+        .iter()
+        .map(|(k, v)| (k.0.to_string(), EnvelopeField::Raw((*v).to_owned())))
+        .collect();
+    fields.insert(
+        position.min(fields.len()),
+        (path[0].clone(), EnvelopeField::Collection),
+    );
+    Ok(Some((path, Envelope::Object(fields), page)))
+}
+
 /// The array at a non-empty `path` under a parsed top level.
 fn resolve_in<'a>(top: &RawObject<'a>, path: &[String]) -> Option<Vec<&'a RawValue>> {
     let (first, rest) = path.split_first()?;
@@ -195,6 +238,9 @@ pub fn first_page<'a>(
             Ok(split_text(text, &[])?.map(|page| (Vec::new(), Envelope::Bare, page)))
         }
         Some(b'{') => {
+            if let Some(found) = first_page_fast(text, explicit, declared)? {
+                return Ok(Some(found));
+            }
             let top: RawObject<'a> = serde_json::from_str(text)?;
             let Some(path) = locate_in(&top, explicit, declared) else {
                 return Ok(None);
@@ -241,18 +287,28 @@ pub fn split_text<'a>(
     text: &'a str,
     path: &[String],
 ) -> Result<Option<Page<'a>>, serde_json::Error> {
+    Ok(split_keeping_fields(text, path)?.map(|(page, _, _)| page))
+}
+
+/// As `split_text`, also returning the other top-level fields and the
+/// position of the collection among them (for page one's envelope).
+pub fn split_keeping_fields<'a>(
+    text: &'a str,
+    path: &[String],
+) -> Result<Option<(Page<'a>, RawObject<'a>, usize)>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let (items, fields) = Along { path }.deserialize(&mut de)?;
+    let (items, fields, position) = Along { path }.deserialize(&mut de)?;
     de.end()?;
     let Some(items) = items else {
         return Ok(None);
     };
     let top = RawObject { fields };
-    Ok(Some(Page {
+    let page = Page {
         items,
         total: declared_total(&top),
         next_hint: next_hint(&top),
-    }))
+    };
+    Ok(Some((page, top, position)))
 }
 
 /// Follows a path through a document in one pass (see `split_text`).
@@ -260,7 +316,12 @@ struct Along<'p> {
     path: &'p [String],
 }
 
-type Found<'de> = (Option<Vec<&'de RawValue>>, Vec<(Key<'de>, &'de RawValue)>);
+/// Items if found, the other fields, and where among them the collection was.
+type Found<'de> = (
+    Option<Vec<&'de RawValue>>,
+    Vec<(Key<'de>, &'de RawValue)>,
+    usize,
+);
 
 impl<'de> DeserializeSeed<'de> for Along<'_> {
     type Value = Found<'de>;
@@ -280,46 +341,48 @@ impl<'de> Visitor<'de> for Along<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         if !self.path.is_empty() {
             while seq.next_element::<IgnoredAny>()?.is_some() {}
-            return Ok((None, Vec::new()));
+            return Ok((None, Vec::new(), 0));
         }
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(64));
         while let Some(item) = seq.next_element::<&'de RawValue>()? {
             items.push(item);
         }
-        Ok((Some(items), Vec::new()))
+        Ok((Some(items), Vec::new(), 0))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut items = None;
         let mut fields = Vec::new();
+        let mut position = 0;
         while let Some(key) = map.next_key::<Key<'de>>()? {
             match self.path.split_first() {
                 Some((head, rest)) if items.is_none() && key.0 == head.as_str() => {
+                    position = fields.len();
                     items = map.next_value_seed(Along { path: rest })?.0;
                 }
                 _ => fields.push((key, map.next_value::<&'de RawValue>()?)),
             }
         }
-        Ok((items, fields))
+        Ok((items, fields, position))
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok((None, Vec::new()))
+        Ok((None, Vec::new(), 0))
     }
     fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok((None, Vec::new()))
+        Ok((None, Vec::new(), 0))
     }
     fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok((None, Vec::new()))
+        Ok((None, Vec::new(), 0))
     }
     fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok((None, Vec::new()))
+        Ok((None, Vec::new(), 0))
     }
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok((None, Vec::new()))
+        Ok((None, Vec::new(), 0))
     }
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok((None, Vec::new()))
+        Ok((None, Vec::new(), 0))
     }
 }
 
@@ -551,6 +614,36 @@ mod tests {
         assert!(path.is_empty() && matches!(envelope, Envelope::Bare));
         assert!(first_page(r#"{"id":1}"#, None, ANY).unwrap().is_none());
         assert!(first_page(r#"{"id":1"#, None, ANY).is_err());
+    }
+
+    #[test]
+    fn the_fast_first_page_keeps_the_rules() {
+        // a lone array under another key is only taken by the full rules
+        let doc = r#"{"meta":{},"orders":[{"a":1}]}"#;
+        let not_list = Declared::Unknown { list_like: false };
+        assert!(first_page(doc, None, not_list).unwrap().is_none());
+        assert_eq!(
+            first_page(doc, None, ANY).unwrap().unwrap().0,
+            vec!["orders"]
+        );
+        // a declared path wins over an earlier collection key
+        let doc = r#"{"data":[1],"rows":[{"a":1},{"a":2}],"n":2}"#;
+        let rows = vec!["rows".to_string()];
+        let (path, envelope, page) = first_page(doc, None, Declared::At(&rows)).unwrap().unwrap();
+        assert_eq!(path, rows);
+        assert_eq!(page.items.len(), 2);
+        let Envelope::Object(fields) = envelope else {
+            panic!()
+        };
+        let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            vec!["data", "rows", "n"],
+            "the envelope keeps the field order"
+        );
+        assert!(matches!(fields[1].1, EnvelopeField::Collection));
+        // no declared path: the first collection key holding an array
+        assert_eq!(first_page(doc, None, ANY).unwrap().unwrap().0, vec!["data"]);
     }
 
     #[test]

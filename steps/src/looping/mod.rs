@@ -10,5 +10,6 @@ pub mod for_each;
 pub mod options;
 pub mod page_plan;
 pub mod shape;
+pub mod top_scan;
 pub mod verdict;
 pub mod walk;

@@ -1,0 +1,149 @@
+//! A quick look at a page's top level before parsing it: the keys of the
+//! top-level object and the kind of each value, found by a byte scan that
+//! tracks only strings and nesting. It does not validate (the one-pass split
+//! that follows does) and gives up — returning `None` — on anything it does
+//! not expect, such as an escaped key, so callers fall back to the full read.
+
+use crate::json::Kind;
+
+/// The top-level keys, in order, with the kind of each value.
+pub fn top_level_kinds(text: &str) -> Option<Vec<(&str, Kind)>> {
+    scan_until(text, |_, _| false)
+}
+
+/// The top-level keys up to and including the first one for which `stop`
+/// holds (its value is not scanned), or all of them.
+pub fn scan_until(text: &str, stop: impl Fn(&str, Kind) -> bool) -> Option<Vec<(&str, Kind)>> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(b, i + 1);
+    let mut out = Vec::new();
+    if b.get(i) == Some(&b'}') {
+        return Some(out);
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let end = string_end(b, i)?;
+        let key = &text[i + 1..end];
+        if key.contains('\\') {
+            return None;
+        }
+        i = skip_ws(b, end + 1);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        let kind = match b.get(i)? {
+            b'{' => Kind::Object,
+            b'[' => Kind::Array,
+            b'"' => Kind::String,
+            b't' | b'f' => Kind::Bool,
+            b'n' => Kind::Null,
+            _ => Kind::Number,
+        };
+        out.push((key, kind));
+        if stop(key, kind) {
+            return Some(out);
+        }
+        i = skip_ws(b, value_end(b, i)?);
+        match b.get(i)? {
+            b',' => i = skip_ws(b, i + 1),
+            b'}' => return Some(out),
+            _ => return None,
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+        i += 1;
+    }
+    i
+}
+
+/// The index of the closing quote of the string opening at `start`.
+fn string_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    loop {
+        match b.get(i)? {
+            b'"' => return Some(i),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+/// The index just past the value starting at `start`.
+fn value_end(b: &[u8], start: usize) -> Option<usize> {
+    match b.get(start)? {
+        b'"' => string_end(b, start).map(|e| e + 1),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = start;
+            loop {
+                match b.get(i)? {
+                    b'"' => i = string_end(b, i)?,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let mut i = start;
+            while !matches!(
+                b.get(i),
+                None | Some(b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+            ) {
+                i += 1;
+            }
+            Some(i)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_kinds_in_order() {
+        let text = r#" { "meta" : {"total": 3, "s": "a}\"b"}, "data": [ {"x": "]"} ], "n": -1.5e3, "ok": true, "z": null, "t": "x" } "#;
+        let kinds = top_level_kinds(text).unwrap();
+        assert_eq!(
+            kinds,
+            vec![
+                ("meta", Kind::Object),
+                ("data", Kind::Array),
+                ("n", Kind::Number),
+                ("ok", Kind::Bool),
+                ("z", Kind::Null),
+                ("t", Kind::String)
+            ]
+        );
+        assert_eq!(top_level_kinds("{}").unwrap(), vec![]);
+        let until = scan_until(text, |k, _| k == "data").unwrap();
+        assert_eq!(until.last(), Some(&("data", Kind::Array)));
+        assert_eq!(until.len(), 2);
+    }
+
+    #[test]
+    fn gives_up_rather_than_guess() {
+        assert!(top_level_kinds("[1]").is_none());
+        assert!(top_level_kinds(r#"{"a\"b": 1}"#).is_none());
+        assert!(top_level_kinds(r#"{"a": [1, 2"#).is_none());
+        assert!(top_level_kinds(r#"{"a" 1}"#).is_none());
+        assert!(top_level_kinds("").is_none());
+    }
+}
