@@ -38,7 +38,13 @@ impl Plan {
         let nodes: Vec<NodeIndex> = (0..workflow.steps.len())
             .map(|i| graph.add_node(i))
             .collect();
-        let index_of = |id: &StepId| workflow.steps.iter().position(|s| &s.id == id);
+        let positions: std::collections::HashMap<&StepId, usize> = workflow
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (&s.id, i))
+            .collect();
+        let index_of = |id: &StepId| positions.get(id).copied();
         for (i, step) in workflow.steps.iter().enumerate() {
             let mut add = |from: usize, edge: Edge| {
                 if graph.find_edge(nodes[from], nodes[i]).is_none() {

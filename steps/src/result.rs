@@ -109,35 +109,50 @@ impl LoopResult {
             ));
         }
         extra.extend(self.reports());
-        self.render_with(&extra)
+        let extra: Vec<(&str, Extra)> = extra
+            .into_iter()
+            .map(|(k, v)| (k, Extra::Value(v)))
+            .collect();
+        self.render_raw(&extra)
     }
 
     /// The workflow rendering: payload plus `_loop: {complete, requests,
     /// itemCount, stoppedBy, note}`.
     pub fn render_workflow(&self) -> String {
         let v = &self.verdict;
-        let mut verdict = json!({
-            "complete": v.complete,
-            "requests": v.requests,
-            "itemCount": v.item_count,
-            "stoppedBy": v.stopped_by.map(|s| s.as_str()),
-            "note": v.note,
-        });
-        if let (Some(label), Some(obj)) = (&self.cache, verdict.as_object_mut()) {
-            obj.insert(
-                "cache".into(),
-                json!({
+        // `_loop` is written directly: it is on every workflow step's path.
+        let mut verdict = String::with_capacity(160 + v.note.len());
+        verdict.push_str("{\"complete\":");
+        verdict.push_str(if v.complete { "true" } else { "false" });
+        verdict.push_str(",\"requests\":");
+        verdict.push_str(&v.requests.to_string());
+        verdict.push_str(",\"itemCount\":");
+        verdict.push_str(&v.item_count.to_string());
+        verdict.push_str(",\"stoppedBy\":");
+        match v.stopped_by {
+            Some(s) => json::write_str(&mut verdict, s.as_str()),
+            None => verdict.push_str("null"),
+        }
+        verdict.push_str(",\"note\":");
+        json::write_str(&mut verdict, &v.note);
+        if let Some(label) = &self.cache {
+            verdict.push_str(",\"cache\":");
+            verdict.push_str(
+                &json!({
                     "hit": label.hit,
                     "stored": label.stored,
                     "mode": label.mode.as_str(),
                     "cachedAt": label.cached_at,
                     "expiresAt": label.expires_at,
-                }),
+                })
+                .to_string(),
             );
         }
-        let mut extra = vec![("_loop", verdict)];
-        extra.extend(self.reports());
-        self.render_with(&extra)
+        verdict.push('}');
+        let reports = self.reports();
+        let mut extra: Vec<(&str, Extra)> = vec![("_loop", Extra::Raw(verdict))];
+        extra.extend(reports.into_iter().map(|(k, v)| (k, Extra::Value(v))));
+        self.render_raw(&extra)
     }
 
     /// `_unmatchedFields` and `_forEachErrors`, when there is anything to say.
@@ -165,7 +180,7 @@ impl LoopResult {
         extra
     }
 
-    fn render_with(&self, extra: &[(&str, Value)]) -> String {
+    fn render_raw(&self, extra: &[(&str, Extra)]) -> String {
         let items = self.visible();
         let mut out = String::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 256);
         out.push('{');
@@ -201,7 +216,10 @@ impl LoopResult {
         }
         for (key, value) in extra {
             write_key(&mut out, key, &mut first);
-            out.push_str(&value.to_string());
+            match value {
+                Extra::Raw(text) => out.push_str(text),
+                Extra::Value(v) => out.push_str(&v.to_string()),
+            }
         }
         out.push('}');
         out
@@ -228,6 +246,12 @@ pub fn write_payload(out: &mut String, payload: &Payload) {
         | Payload::Items(items) => write_items(out, items.iter().map(|i| i.get())),
         Payload::Single(raw) => out.push_str(raw.get()),
     }
+}
+
+/// A key added next to the payload: JSON text written here, or a value.
+enum Extra {
+    Raw(String),
+    Value(Value),
 }
 
 fn write_key(out: &mut String, key: &str, first: &mut bool) {
