@@ -4,15 +4,18 @@
 //! per-run ratios; nothing here asserts a wall-clock time.
 //!
 //! Every suite runs as two bench targets (`cargo bench -p dragnet-bench`
-//! runs all four): `shape`/`walk` install a counting global allocator and
-//! judge the heap targets, `shape_time`/`walk_time` keep the plain system
-//! allocator and judge the time targets. They are split because counting
-//! every allocation slows allocation-heavy code (the `Value` baseline most),
-//! which would bias the time ratios. The suites live here (`shape`, `walk`)
-//! with the deterministic input (`orders`), sampling (`measure`) and result
-//! lines (`report`).
+//! runs all eight): `shape`/`walk`/`engine`/`cache` install a counting
+//! global allocator and read heap peaks (judging the heap targets where
+//! there are some), `shape_time`/`walk_time`/`engine_time`/`cache_time` keep
+//! the plain system allocator and judge the time targets. They are split
+//! because counting every allocation slows allocation-heavy code (the
+//! `Value` baseline most), which would bias the time ratios. The suites live
+//! here (`shape`, `walk`, `engine`, `cache`) with the deterministic input
+//! (`orders`), sampling (`measure`) and result lines (`report`).
 #![forbid(unsafe_code)]
 
+pub mod cache;
+pub mod engine;
 pub mod measure;
 pub mod orders;
 pub mod report;
@@ -49,8 +52,9 @@ impl Mode {
 pub enum Measure {
     /// Times are judged; the process has no counting allocator.
     Time,
-    /// Heap peaks are judged, read from this process's counting allocator.
-    Heap(&'static dyn PeakMemAllocTrait),
+    /// Heap peaks are read from this process's counting allocator (a
+    /// global allocator, so `Sync`: suites may read it from any task).
+    Heap(&'static (dyn PeakMemAllocTrait + Sync)),
 }
 
 impl Measure {
@@ -65,7 +69,7 @@ impl Measure {
     }
 
     /// The allocator to read peaks from, when counting.
-    pub fn heap(self) -> Option<&'static dyn PeakMemAllocTrait> {
+    pub fn heap(self) -> Option<&'static (dyn PeakMemAllocTrait + Sync)> {
         match self {
             Measure::Time => None,
             Measure::Heap(heap) => Some(heap),

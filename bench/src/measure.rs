@@ -21,7 +21,7 @@ pub struct Sample {
 }
 
 /// The counting allocator to read, if the process has one.
-pub type Heap = Option<&'static dyn PeakMemAllocTrait>;
+pub type Heap = Option<&'static (dyn PeakMemAllocTrait + Sync)>;
 
 /// Runs `section` once, measured.
 pub fn sample<R>(heap: Heap, section: impl FnOnce() -> R) -> (R, Sample) {

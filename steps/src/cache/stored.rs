@@ -1,7 +1,8 @@
-//! The stored form of a payload: `{"v":1,"kind":…,"path":[…],"body":<raw>}`
-//! where `body` is the tool's own payload with every item, unprojected and
-//! unfiltered. Reading it back splits the body along the stored path the
-//! way page one of a walk is split, so a hit is shaped like a fresh walk.
+//! The stored form of a payload: a one-line head `{"v":2,"kind":…,"path":[…]}`,
+//! a newline, then the body: the tool's own payload with every item,
+//! unprojected and unfiltered. Reading it back splits the body along the
+//! stored path in one pass, the way a later page of a walk is split, so a hit
+//! is shaped like a fresh walk and costs one read of the payload.
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -9,14 +10,13 @@ use serde_json::value::RawValue;
 use crate::looping::collection::{self, Envelope, ItemsPath};
 use crate::result::{write_payload, Payload};
 
+/// The head line of a stored payload.
 #[derive(Serialize, Deserialize)]
-struct Stored<'a> {
+struct Head {
     v: u32,
     kind: Kind,
     #[serde(default)]
     path: ItemsPath,
-    #[serde(borrow)]
-    body: &'a RawValue,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, PartialEq)]
@@ -27,6 +27,8 @@ enum Kind {
     Single,
 }
 
+const VERSION: u32 = 2;
+
 /// Encodes a payload for the cache.
 pub fn encode(payload: &Payload) -> Vec<u8> {
     let (kind, path) = match payload {
@@ -34,38 +36,88 @@ pub fn encode(payload: &Payload) -> Vec<u8> {
         Payload::Items(_) => (Kind::Items, Vec::new()),
         Payload::Single(_) => (Kind::Single, Vec::new()),
     };
-    let mut body = String::new();
-    write_payload(&mut body, payload);
-    let head = serde_json::json!({"v": 1, "kind": kind, "path": path}).to_string();
-    // `{"v":1,…}` + `,"body":<raw>}`: the body is written once, raw.
-    let mut out = String::with_capacity(head.len() + body.len() + 10);
-    out.push_str(&head[..head.len() - 1]);
-    out.push_str(",\"body\":");
-    out.push_str(&body);
-    out.push('}');
+    let head = serde_json::json!({"v": VERSION, "kind": kind, "path": path}).to_string();
+    let mut out = String::with_capacity(head.len() + 1 + payload_len(payload));
+    out.push_str(&head);
+    out.push('\n');
+    write_payload(&mut out, payload);
     out.into_bytes()
+}
+
+fn payload_len(payload: &Payload) -> usize {
+    match payload {
+        Payload::Single(raw) => raw.get().len(),
+        other => {
+            other
+                .items()
+                .iter()
+                .map(|i| i.get().len() + 1)
+                .sum::<usize>()
+                + 256
+        }
+    }
 }
 
 /// Decodes what `encode` wrote; `None` if it is not that.
 pub fn decode(bytes: &[u8]) -> Option<Payload> {
     let text = std::str::from_utf8(bytes).ok()?;
-    let stored: Stored = serde_json::from_str(text).ok()?;
-    match stored.kind {
-        Kind::Single => Some(Payload::Single(stored.body.to_owned())),
-        Kind::Items => {
-            let items = crate::json::array(stored.body)?;
-            Some(Payload::Items(
-                items.into_iter().map(RawValue::to_owned).collect(),
-            ))
-        }
-        Kind::Collection => {
-            let page = collection::split(stored.body, &stored.path)?;
-            Some(Payload::Collection {
-                envelope: collection::envelope(stored.body, &stored.path),
-                items: page.items.into_iter().map(RawValue::to_owned).collect(),
-            })
-        }
+    let (head, body) = text.split_once('\n')?;
+    let head: Head = serde_json::from_str(head).ok()?;
+    if head.v != VERSION {
+        return None;
     }
+    match head.kind {
+        Kind::Single => serde_json::from_str::<Box<RawValue>>(body)
+            .ok()
+            .map(Payload::Single),
+        Kind::Items => {
+            let page = collection::split_text(body, &[]).ok()??;
+            Some(Payload::Items(owned(page.items)))
+        }
+        Kind::Collection => match head.path.as_slice() {
+            [] => {
+                let page = collection::split_text(body, &[]).ok()??;
+                Some(Payload::Collection {
+                    envelope: Envelope::Bare,
+                    items: owned(page.items),
+                })
+            }
+            [key] => {
+                let (page, top, position) =
+                    collection::split_keeping_fields(body, &head.path).ok()??;
+                let mut fields: Vec<(String, collection::EnvelopeField)> = top
+                    .fields
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.0.to_string(),
+                            collection::EnvelopeField::Raw((*v).to_owned()),
+                        )
+                    })
+                    .collect();
+                fields.insert(
+                    position.min(fields.len()),
+                    (key.clone(), collection::EnvelopeField::Collection),
+                );
+                Some(Payload::Collection {
+                    envelope: Envelope::Object(fields),
+                    items: owned(page.items),
+                })
+            }
+            _ => {
+                let root: &RawValue = serde_json::from_str(body).ok()?;
+                let page = collection::split(root, &head.path)?;
+                Some(Payload::Collection {
+                    envelope: collection::envelope(root, &head.path),
+                    items: owned(page.items),
+                })
+            }
+        },
+    }
+}
+
+fn owned(items: Vec<&RawValue>) -> Vec<crate::json::RawItem> {
+    items.into_iter().map(RawValue::to_owned).collect()
 }
 
 /// The path to the collection inside an envelope.
@@ -124,6 +176,23 @@ mod tests {
         write_payload(&mut after, &back);
         assert_eq!(before, after);
         assert_eq!(back.items().len(), 2);
+
+        let body = raw(r#"{"meta":{"total":2},"data":[{"a":1},{"a":2}],"links":{}}"#);
+        let path = vec!["data".to_string()];
+        let payload = Payload::Collection {
+            envelope: collection::envelope(&body, &path),
+            items: collection::split(&body, &path)
+                .unwrap()
+                .items
+                .into_iter()
+                .map(RawValue::to_owned)
+                .collect(),
+        };
+        let mut before = String::new();
+        write_payload(&mut before, &payload);
+        let mut after = String::new();
+        write_payload(&mut after, &decode(&encode(&payload)).unwrap());
+        assert_eq!(before, after, "field order and the collection's place are kept");
 
         let bare = Payload::Collection {
             envelope: Envelope::Bare,
