@@ -332,3 +332,41 @@ async fn inputs_are_typed_and_checked() {
     let err = run::parse_input_pairs(&wf, &["min_total=lots".to_string()]).unwrap_err();
     assert!(err.to_string().contains("min_total"), "{err}");
 }
+
+#[tokio::test]
+async fn step_timeouts_and_retries() {
+    let shop = shop().await;
+    let text = "name: limits
+providers:
+  shop:
+    openapi: openapi.yaml
+    base_url: http://127.0.0.1:9
+    headers: {X-Shop-Fault: \"slow=1:5000\"}
+steps:
+  - id: slow
+    tool: shop.listOrders
+    input: {per_page: 5}
+    timeout: 300ms
+  - id: missing
+    tool: shop.getOrder
+    input: {order_id: 999999}
+    retry: {attempts: 2, delay: 50ms}
+";
+    let record = run_text(&shop, text, options(&shop)).await;
+    let slow = record.step("slow").unwrap();
+    assert_eq!(slow.status, StepStatus::Failed);
+    assert_eq!(slow.reason.as_deref(), Some("timed out after 300ms"));
+    let missing = record.step("missing").unwrap();
+    assert_eq!(missing.status, StepStatus::Failed);
+    assert_eq!(missing.attempts, 2);
+    assert!(missing.reason.as_deref().unwrap().contains("404"));
+    let tries = shop
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/orders/999999")
+        .count();
+    assert_eq!(
+        tries, 2,
+        "the step was tried twice (a 404 is not retried inside the call)"
+    );
+}

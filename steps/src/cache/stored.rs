@@ -192,7 +192,10 @@ mod tests {
         write_payload(&mut before, &payload);
         let mut after = String::new();
         write_payload(&mut after, &decode(&encode(&payload)).unwrap());
-        assert_eq!(before, after, "field order and the collection's place are kept");
+        assert_eq!(
+            before, after,
+            "field order and the collection's place are kept"
+        );
 
         let bare = Payload::Collection {
             envelope: Envelope::Bare,
