@@ -85,22 +85,8 @@ pub fn decode(bytes: &[u8]) -> Option<Payload> {
             [key] => {
                 let (page, top, position) =
                     collection::split_keeping_fields(body, &head.path).ok()??;
-                let mut fields: Vec<(String, collection::EnvelopeField)> = top
-                    .fields
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            k.0.to_string(),
-                            collection::EnvelopeField::Raw((*v).to_owned()),
-                        )
-                    })
-                    .collect();
-                fields.insert(
-                    position.min(fields.len()),
-                    (key.clone(), collection::EnvelopeField::Collection),
-                );
                 Some(Payload::Collection {
-                    envelope: Envelope::Object(fields),
+                    envelope: collection::envelope_around(&top, key, position),
                     items: owned(page.items),
                 })
             }

@@ -198,6 +198,14 @@ fn first_page_fast<'a>(
     let Some((page, top, position)) = split_keeping_fields(text, &path)? else {
         return Ok(None);
     };
+    let envelope = envelope_around(&top, &path[0], position);
+    Ok(Some((path, envelope, page)))
+}
+
+/// The envelope of a page split along a one-key path: the other top-level
+/// fields (as `split_keeping_fields` returned them) with the collection put
+/// back at `position`.
+pub fn envelope_around(top: &RawObject, key: &str, position: usize) -> Envelope {
     let mut fields: Vec<(String, EnvelopeField)> = top
         .fields
         .iter()
@@ -205,9 +213,9 @@ fn first_page_fast<'a>(
         .collect();
     fields.insert(
         position.min(fields.len()),
-        (path[0].clone(), EnvelopeField::Collection),
+        (key.to_string(), EnvelopeField::Collection),
     );
-    Ok(Some((path, Envelope::Object(fields), page)))
+    Envelope::Object(fields)
 }
 
 /// The array at a non-empty `path` under a parsed top level.
