@@ -32,13 +32,12 @@ pub const METADATA_KEYS: [&str; 8] = [
     "errors",
 ];
 
-use std::fmt;
-
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
+pub use super::split::{split_keeping_fields, split_text};
 use super::top_scan;
-use crate::json::{self, Key, Kind, RawItem, RawObject};
+use crate::json::{self, Kind, RawItem, RawObject};
 
 /// Keys that declare how many rows the collection has in all.
 pub const TOTAL_KEYS: [&str; 6] = [
@@ -285,113 +284,6 @@ pub fn resolve<'a>(root: &'a RawValue, path: &[String]) -> Option<Vec<&'a RawVal
 /// next-page hint. `None` when the page lacks the collection.
 pub fn split<'a>(root: &'a RawValue, path: &[String]) -> Option<Page<'a>> {
     split_text(root.get(), path).ok().flatten()
-}
-
-/// Splits page text along `path` in one pass: the collection's items are
-/// collected as borrowed raw values and the other top-level fields kept raw
-/// (for the total and the next-page hint); nothing else is parsed. `Ok(None)`
-/// when the page lacks the collection; `Err` when the text is not JSON.
-pub fn split_text<'a>(
-    text: &'a str,
-    path: &[String],
-) -> Result<Option<Page<'a>>, serde_json::Error> {
-    Ok(split_keeping_fields(text, path)?.map(|(page, _, _)| page))
-}
-
-/// As `split_text`, also returning the other top-level fields and the
-/// position of the collection among them (for page one's envelope).
-pub fn split_keeping_fields<'a>(
-    text: &'a str,
-    path: &[String],
-) -> Result<Option<(Page<'a>, RawObject<'a>, usize)>, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let (items, fields, position) = Along { path }.deserialize(&mut de)?;
-    de.end()?;
-    let Some(items) = items else {
-        return Ok(None);
-    };
-    let top = RawObject { fields };
-    let page = Page {
-        items,
-        total: declared_total(&top),
-        next_hint: next_hint(&top),
-    };
-    Ok(Some((page, top, position)))
-}
-
-/// Follows a path through a document in one pass (see `split_text`).
-struct Along<'p> {
-    path: &'p [String],
-}
-
-/// Items if found, the other fields, and where among them the collection was.
-type Found<'de> = (
-    Option<Vec<&'de RawValue>>,
-    Vec<(Key<'de>, &'de RawValue)>,
-    usize,
-);
-
-impl<'de> DeserializeSeed<'de> for Along<'_> {
-    type Value = Found<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Along<'_> {
-    type Value = Found<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        if !self.path.is_empty() {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            return Ok((None, Vec::new(), 0));
-        }
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(64));
-        while let Some(item) = seq.next_element::<&'de RawValue>()? {
-            items.push(item);
-        }
-        Ok((Some(items), Vec::new(), 0))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut items = None;
-        let mut fields = Vec::new();
-        let mut position = 0;
-        while let Some(key) = map.next_key::<Key<'de>>()? {
-            match self.path.split_first() {
-                Some((head, rest)) if items.is_none() && key.0 == head.as_str() => {
-                    position = fields.len();
-                    items = map.next_value_seed(Along { path: rest })?.0;
-                }
-                _ => fields.push((key, map.next_value::<&'de RawValue>()?)),
-            }
-        }
-        Ok((items, fields, position))
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok((None, Vec::new(), 0))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok((None, Vec::new(), 0))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok((None, Vec::new(), 0))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok((None, Vec::new(), 0))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok((None, Vec::new(), 0))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok((None, Vec::new(), 0))
-    }
 }
 
 /// Builds the envelope of page one around `path`.

@@ -10,6 +10,7 @@ pub mod for_each;
 pub mod options;
 pub mod page_plan;
 pub mod shape;
+mod split;
 pub mod top_scan;
 pub mod verdict;
 pub mod walk;
