@@ -159,16 +159,8 @@ pub fn write_str(out: &mut String, s: &str) {
 /// Turns text the caller built into a raw value. The text must be JSON that
 /// this module wrote; if it somehow is not, `null` stands in.
 pub fn to_raw(text: String) -> RawItem {
-    RawValue::from_string(text).unwrap_or_else(|_| null())
-}
-
-pub fn null() -> RawItem {
-    RawValue::from_string("null".to_string()).unwrap_or_else(|_| unreachable_null())
-}
-
-fn unreachable_null() -> RawItem {
-    // `null` always parses; this only satisfies the type checker.
-    serde_json::value::to_raw_value(&serde_json::Value::Null).unwrap_or_default()
+    // The default raw value is `null`.
+    RawValue::from_string(text).unwrap_or_default()
 }
 
 /// Parses a small raw value (a leaf a filter looks at) into a `Value`.

@@ -142,42 +142,39 @@ mod tests {
         serde_json::from_str(text).unwrap()
     }
 
-    #[test]
-    fn round_trips_every_kind() {
-        let body = raw(r#"{"meta":{"total":2},"wrap":{"rows":[{"a":1},{"a":2}],"n":1}}"#);
-        let path = vec!["wrap".to_string(), "rows".to_string()];
-        let payload = Payload::Collection {
-            envelope: collection::envelope(&body, &path),
-            items: collection::split(&body, &path)
+    /// A collection payload split from `body` along `path`.
+    fn collection_of(body: &RawValue, path: &[&str]) -> Payload {
+        let path: Vec<String> = path.iter().map(|k| k.to_string()).collect();
+        Payload::Collection {
+            envelope: collection::envelope(body, &path),
+            items: collection::split(body, &path)
                 .unwrap()
                 .items
                 .into_iter()
                 .map(RawValue::to_owned)
                 .collect(),
-        };
+        }
+    }
+
+    /// The payload as written before and after a round trip.
+    fn round_trip(payload: &Payload) -> (String, String, Payload) {
         let mut before = String::new();
-        write_payload(&mut before, &payload);
-        let back = decode(&encode(&payload)).unwrap();
+        write_payload(&mut before, payload);
+        let back = decode(&encode(payload)).unwrap();
         let mut after = String::new();
         write_payload(&mut after, &back);
+        (before, after, back)
+    }
+
+    #[test]
+    fn round_trips_every_kind() {
+        let nested = raw(r#"{"meta":{"total":2},"wrap":{"rows":[{"a":1},{"a":2}],"n":1}}"#);
+        let (before, after, back) = round_trip(&collection_of(&nested, &["wrap", "rows"]));
         assert_eq!(before, after);
         assert_eq!(back.items().len(), 2);
 
-        let body = raw(r#"{"meta":{"total":2},"data":[{"a":1},{"a":2}],"links":{}}"#);
-        let path = vec!["data".to_string()];
-        let payload = Payload::Collection {
-            envelope: collection::envelope(&body, &path),
-            items: collection::split(&body, &path)
-                .unwrap()
-                .items
-                .into_iter()
-                .map(RawValue::to_owned)
-                .collect(),
-        };
-        let mut before = String::new();
-        write_payload(&mut before, &payload);
-        let mut after = String::new();
-        write_payload(&mut after, &decode(&encode(&payload)).unwrap());
+        let flat = raw(r#"{"meta":{"total":2},"data":[{"a":1},{"a":2}],"links":{}}"#);
+        let (before, after, _) = round_trip(&collection_of(&flat, &["data"]));
         assert_eq!(
             before, after,
             "field order and the collection's place are kept"

@@ -49,7 +49,9 @@ pub struct Outcome {
 impl Outcome {
     fn stop(mut self, reason: StopReason, detail: Option<String>) -> Self {
         self.complete = false;
-        self.likely_more = !matches!(reason, StopReason::UpstreamError) || self.pages > 0;
+        // Every stop leaves rows unfetched as far as anyone knows; a single
+        // page's caller refines this (`judge_single_page`).
+        self.likely_more = true;
         self.stopped_by = Some(reason);
         if detail.is_some() {
             self.detail = detail;
