@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::args;
+use crate::cache::key::KeyMaterial;
 use crate::cache::{around, cache_key, CachePolicy};
 use crate::http::Upstream;
 use crate::json_rows::Rows;
@@ -93,13 +94,15 @@ pub async fn execute<U: Upstream>(
         let values = for_each
             .as_ref()
             .map(|f| (f.key.as_str(), f.sorted_values()));
-        cache_key(
-            &c.tool_id,
-            &arguments,
-            options.all_pages,
-            options.items_path.as_deref(),
-            values.as_ref().map(|(k, v)| (*k, v.as_slice())),
-        )
+        cache_key(KeyMaterial {
+            tool_id: &c.tool_id,
+            upstream: &upstream.identity(),
+            tool,
+            arguments: &arguments,
+            all_pages: options.all_pages,
+            items_path: options.items_path.as_deref(),
+            for_each: values.as_ref().map(|(k, v)| (*k, v.as_slice())),
+        })
     });
     if let (Some(policy), Some(key)) = (&cache, &key) {
         if let Some((payload, entry)) = around::lookup(policy, key, &options).await {

@@ -49,7 +49,7 @@ pub enum Error {
     #[error("`{tool}` cannot walk all pages: {reason}")]
     NotWalkable { tool: String, reason: String },
     /// The upstream failed and nothing was fetched to keep.
-    #[error("{0}")]
+    #[error(transparent)]
     Upstream(#[from] UpstreamError),
     /// Every `_for_each` value failed.
     #[error("every _for_each value failed; first error: {first}")]
@@ -93,6 +93,16 @@ pub enum UpstreamError {
     /// A later page lacks the collection found on page one.
     #[error("page {page} has no collection at `{path}` (page one had it)")]
     MissingCollection { page: u32, path: String },
+    /// A page contradicts its own response schema or declared total.
+    #[error("page {page} is malformed: {message}")]
+    MalformedPage { page: u32, message: String },
+    /// A redirect that is not followed: too many hops, or a target that is
+    /// not HTTP(S).
+    #[error("redirect refused: {message}")]
+    Redirect { message: String },
+    /// The body was cut off at the raw-bytes bound.
+    #[error("the response body passed the raw-bytes bound after {read} bytes; reading stopped")]
+    ByteBound { read: u64 },
 }
 
 impl UpstreamError {
@@ -101,7 +111,11 @@ impl UpstreamError {
         match self {
             UpstreamError::Status { status, .. } => *status == 429 || *status >= 500,
             UpstreamError::Connection { .. } => true,
-            UpstreamError::Malformed { .. } | UpstreamError::MissingCollection { .. } => false,
+            UpstreamError::Malformed { .. }
+            | UpstreamError::MissingCollection { .. }
+            | UpstreamError::MalformedPage { .. }
+            | UpstreamError::Redirect { .. }
+            | UpstreamError::ByteBound { .. } => false,
         }
     }
 }

@@ -119,3 +119,49 @@ pub fn ids(result: &LoopResult) -> Vec<i64> {
 pub fn agent_view(result: &LoopResult) -> Value {
     serde_json::from_str(&result.render_agent()).expect("the rendering is JSON")
 }
+
+/// Serves `router` on a free local port; the base URL.
+pub async fn serve(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .expect("a free local port");
+    let addr = listener.local_addr().expect("bound");
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    format!("http://{addr}")
+}
+
+/// The tool `name` of an OpenAPI document given as text.
+pub fn tool_from_doc(doc: &str, name: &str) -> Tool {
+    let dir = std::env::temp_dir().join(format!(
+        "dragnet-e2e-doc-{}-{}",
+        std::process::id(),
+        SESSION.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let file = dir.join("openapi.json");
+    std::fs::write(&file, doc).expect("the document is written");
+    let toolkit = openapi::import_file(&file).expect("the document imports");
+    let tool = toolkit.tool(name).expect("the tool exists").clone();
+    let _ = std::fs::remove_dir_all(&dir);
+    tool
+}
+
+/// Walks every page of `tool` through `upstream` with `limits` (one call
+/// when the tool cannot be walked).
+pub async fn walk_with(
+    tool: &Tool,
+    upstream: &HttpUpstream,
+    limits: Limits,
+) -> Result<LoopResult, Error> {
+    let call = ToolCall {
+        tool,
+        arguments: Default::default(),
+        options: LoopOptions {
+            all_pages: tool.walkability.is_walkable(),
+            ..LoopOptions::default()
+        },
+        limits,
+        cache: None,
+    };
+    dragnet_steps::execute(call, upstream, &Runtime::quiet()).await
+}

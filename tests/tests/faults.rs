@@ -228,7 +228,7 @@ async fn a_malformed_page_is_an_error_for_that_page() {
         .await
         .unwrap();
     assert!(!r.verdict.complete);
-    assert_eq!(r.verdict.stopped_by, Some(StopReason::UpstreamError));
+    assert_eq!(r.verdict.stopped_by, Some(StopReason::MalformedPage));
     assert_eq!(ids(&r).len(), 100);
     assert!(
         r.verdict.note.contains("not valid JSON"),
@@ -258,7 +258,7 @@ async fn a_page_without_the_collection_is_an_error_not_an_empty_page() {
         .await
         .unwrap();
     assert!(!r.verdict.complete);
-    assert_eq!(r.verdict.stopped_by, Some(StopReason::UpstreamError));
+    assert_eq!(r.verdict.stopped_by, Some(StopReason::MalformedPage));
     assert!(
         r.verdict.note.contains("no collection at `data`"),
         "{}",
@@ -296,8 +296,8 @@ async fn a_huge_page_runs_into_the_byte_bound() {
     assert_eq!(r.verdict.stopped_by, Some(StopReason::Bytes));
     assert_eq!(
         ids(&r).len(),
-        200,
-        "the page that crossed the bound is kept"
+        100,
+        "the page that would cross the bound is not read"
     );
 }
 

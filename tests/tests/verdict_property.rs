@@ -167,8 +167,13 @@ impl Upstream for Sim {
         &self,
         _tool: &Tool,
         args: &Map<String, Value>,
+        _max_bytes: u64,
     ) -> Result<RawResponse, UpstreamError> {
         Ok(self.answer(args))
+    }
+
+    fn identity(&self) -> String {
+        "sim".into()
     }
 }
 

@@ -21,6 +21,7 @@
 //! and `DELETE /_admin/requests` clears it; neither is in the OpenAPI document or the log.
 
 mod data;
+mod drf;
 mod error;
 mod faults;
 mod log;

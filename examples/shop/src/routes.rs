@@ -11,6 +11,7 @@ use axum::routing::{get, post};
 use axum::{middleware, Router};
 use serde_json::{json, Map, Value};
 
+use crate::drf;
 use crate::data::{dataset, Event, Order, OrderStatus};
 use crate::error::ShopError;
 use crate::faults::Faults;
@@ -43,6 +44,8 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/orders/search", post(search_orders))
         .route("/orders/{order_id}", get(resources::get_order))
         .route("/customers", get(list_customers))
+        .route("/drf/orders", get(drf::list_orders))
+        .route("/drf/customers", get(drf::list_customers))
         .route("/odata/orders", get(list_orders_odata))
         .route("/events", get(list_events))
         .route("/properties", get(resources::list_properties))
@@ -69,7 +72,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
 }
 
 /// The orders matching every given filter, in id order.
-fn orders(
+pub(crate) fn orders(
     status: Option<OrderStatus>,
     property_id: Option<u64>,
     min_total: Option<f64>,

@@ -1,15 +1,23 @@
-//! The reqwest implementation of `Upstream` for OpenAPI tools.
+//! The reqwest implementation of `Upstream` for OpenAPI tools: requests
+//! built from a tool's arguments, redirects followed by hand (a few hops,
+//! HTTP(S) only, nothing secret across origins), bodies read as a stream
+//! against the byte bound, and every answer redacted before it goes on.
 
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::header::{HeaderMap, LOCATION, RETRY_AFTER};
+use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value};
 
 use super::credentials::{Credentials, Secret};
-use super::request::build_parts;
+use super::redact::Redactor;
+use super::request::{build_parts, RequestParts};
 use super::{RawResponse, Upstream};
 use crate::tool::BodyEncoding;
 use crate::{Tool, UpstreamError};
+
+/// Redirects followed for one request before giving up.
+pub const MAX_REDIRECTS: usize = 5;
 
 /// Sends tool requests to one provider's base URL.
 #[derive(Debug, Clone)]
@@ -19,6 +27,7 @@ pub struct HttpUpstream {
     credentials: Credentials,
     /// Extra headers sent with every request; values may be secret.
     headers: Vec<(String, Secret)>,
+    redactor: Redactor,
 }
 
 impl HttpUpstream {
@@ -26,26 +35,86 @@ impl HttpUpstream {
         let client = reqwest::Client::builder()
             .user_agent(concat!("dragnet/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| UpstreamError::Connection {
                 message: format!("cannot build the HTTP client: {e}"),
             })?;
+        let redactor = Redactor::new(&credentials, &[]);
         Ok(HttpUpstream {
             client,
             base_url: base_url.trim_end_matches('/').to_string(),
             credentials,
             headers: Vec::new(),
+            redactor,
         })
     }
 
     /// Adds a header sent with every request (e.g. from `--header`).
     pub fn with_header(mut self, name: &str, value: Secret) -> Self {
         self.headers.push((name.to_string(), value));
+        self.redactor = Redactor::new(&self.credentials, &self.headers);
         self
     }
 
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    /// The redactor of this upstream's secrets.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// One hop: the request to `url`, with secrets only when `trusted`
+    /// (the provider's own origin).
+    fn request(
+        &self,
+        method: Method,
+        url: Url,
+        parts: &RequestParts,
+        with_body: bool,
+        trusted: bool,
+    ) -> reqwest::RequestBuilder {
+        let mut request = self.client.request(method, url);
+        if trusted {
+            for (name, value) in &parts.headers {
+                request = request.header(name.as_str(), value.as_str());
+            }
+            for (name, value) in &self.headers {
+                request = request.header(name.as_str(), value.expose());
+            }
+            request = match &self.credentials {
+                Credentials::None => request,
+                Credentials::Bearer(token) => request.bearer_auth(token.expose()),
+                Credentials::ApiKeyHeader { header, key } => {
+                    request.header(header.as_str(), key.expose())
+                }
+                Credentials::Basic { user, password } => {
+                    request.basic_auth(user, Some(password.expose()))
+                }
+            };
+        }
+        if !with_body {
+            return request;
+        }
+        match &parts.body {
+            Some((BodyEncoding::Json, body)) => request.json(body),
+            Some((BodyEncoding::Form, body)) => request.form(&form_pairs(body)),
+            None => request,
+        }
+    }
+
+    fn refused(&self, message: String) -> UpstreamError {
+        UpstreamError::Redirect {
+            message: self.redactor.text(message),
+        }
+    }
+
+    fn failed(&self, message: String) -> UpstreamError {
+        UpstreamError::Connection {
+            message: self.redactor.text(message),
+        }
     }
 }
 
@@ -54,49 +123,119 @@ impl Upstream for HttpUpstream {
         &self,
         tool: &Tool,
         arguments: &Map<String, Value>,
+        max_bytes: u64,
     ) -> Result<RawResponse, UpstreamError> {
-        let parts = build_parts(tool, arguments).map_err(|e| UpstreamError::Connection {
-            message: e.to_string(),
-        })?;
-        let method = reqwest::Method::from_bytes(tool.method.as_upper().as_bytes())
-            .unwrap_or(reqwest::Method::GET);
-        let url = format!("{}{}", self.base_url, parts.path);
-        let mut request = self.client.request(method, url).query(&parts.query);
-        for (name, value) in &parts.headers {
-            request = request.header(name.as_str(), value.as_str());
+        let parts = build_parts(tool, arguments).map_err(|e| self.failed(e.to_string()))?;
+        let mut method = Method::from_bytes(tool.method.as_upper().as_bytes()).unwrap_or(Method::GET);
+        let start = format!("{}{}", self.base_url, parts.path);
+        let mut url = Url::parse(&start)
+            .map_err(|e| self.failed(format!("`{}` is not a valid URL: {e}", self.base_url)))?;
+        if !parts.query.is_empty() {
+            url.query_pairs_mut().extend_pairs(&parts.query);
         }
-        for (name, value) in &self.headers {
-            request = request.header(name.as_str(), value.expose());
-        }
-        request = match &self.credentials {
-            Credentials::None => request,
-            Credentials::Bearer(token) => request.bearer_auth(token.expose()),
-            Credentials::ApiKeyHeader { header, key } => {
-                request.header(header.as_str(), key.expose())
+        let origin = url.origin();
+        let mut with_body = true;
+        let mut hops = 0;
+        let response = loop {
+            let trusted = url.origin() == origin;
+            let request = self.request(method.clone(), url.clone(), &parts, with_body, trusted);
+            let response = request
+                .send()
+                .await
+                .map_err(|e| self.failed(connection_message(e)))?;
+            let status = response.status();
+            let Some(location) = status
+                .is_redirection()
+                .then(|| response.headers().get(LOCATION))
+                .flatten()
+            else {
+                break response;
+            };
+            hops += 1;
+            if hops > MAX_REDIRECTS {
+                return Err(self.refused(format!(
+                    "more than {MAX_REDIRECTS} redirects; the last answer was HTTP {}",
+                    status.as_u16()
+                )));
             }
-            Credentials::Basic { user, password } => {
-                request.basic_auth(user, Some(password.expose()))
+            let next = location
+                .to_str()
+                .ok()
+                .and_then(|l| url.join(l).ok())
+                .ok_or_else(|| self.refused("the Location header is not a usable URL".into()))?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(self.refused(format!(
+                    "a redirect to a `{}:` URL (only HTTP and HTTPS are followed)",
+                    next.scheme()
+                )));
             }
+            // 303 always, and 301/302 after a POST, continue as a GET without a body.
+            let to_get = status == StatusCode::SEE_OTHER
+                || (matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
+                    && method == Method::POST);
+            if to_get {
+                method = Method::GET;
+                with_body = false;
+            }
+            url = next;
         };
-        request = match parts.body {
-            Some((BodyEncoding::Json, body)) => request.json(&body),
-            Some((BodyEncoding::Form, body)) => request.form(&form_pairs(&body)),
-            None => request,
-        };
-        let response = request.send().await.map_err(connection_error)?;
         let status = response.status().as_u16();
         let retry_after = retry_after(response.headers());
-        let body = response.bytes().await.map_err(connection_error)?;
+        let body = read_body(response, max_bytes)
+            .await
+            .map_err(|e| match e {
+                BodyError::Bound(read) => UpstreamError::ByteBound { read },
+                BodyError::Broken(e) => self.failed(connection_message(e)),
+            })?;
         Ok(RawResponse {
             status,
             retry_after,
-            body,
+            body: self.redactor.bytes(body),
         })
+    }
+
+    fn identity(&self) -> String {
+        canonical_base(&self.base_url)
+    }
+}
+
+enum BodyError {
+    /// The body passed the bound after this many bytes.
+    Bound(u64),
+    Broken(reqwest::Error),
+}
+
+/// Reads the body chunk by chunk, stopping (and dropping the connection)
+/// as soon as it would pass `max_bytes`.
+async fn read_body(mut response: reqwest::Response, max_bytes: u64) -> Result<bytes::Bytes, BodyError> {
+    if let Some(length) = response.content_length() {
+        if length > max_bytes {
+            return Err(BodyError::Bound(0));
+        }
+    }
+    let capacity = response.content_length().unwrap_or(8 * 1024).min(max_bytes);
+    let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
+    while let Some(chunk) = response.chunk().await.map_err(BodyError::Broken)? {
+        let read = body.len() as u64 + chunk.len() as u64;
+        if read > max_bytes {
+            return Err(BodyError::Bound(read));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(bytes::Bytes::from(body))
+}
+
+/// The base URL as an identity: scheme and host lower-cased, default port
+/// dropped, no trailing slash.
+pub fn canonical_base(base_url: &str) -> String {
+    match Url::parse(base_url) {
+        Ok(url) => url.as_str().trim_end_matches('/').to_string(),
+        Err(_) => base_url.trim_end_matches('/').to_string(),
     }
 }
 
 /// A reqwest error without the URL (which may carry secrets in a query).
-fn connection_error(e: reqwest::Error) -> UpstreamError {
+fn connection_message(e: reqwest::Error) -> String {
     let kind = if e.is_timeout() {
         "timed out"
     } else if e.is_connect() {
@@ -106,9 +245,7 @@ fn connection_error(e: reqwest::Error) -> UpstreamError {
     } else {
         "the request failed"
     };
-    UpstreamError::Connection {
-        message: format!("{kind}: {}", e.without_url()),
-    }
+    format!("{kind}: {}", e.without_url())
 }
 
 fn form_pairs(body: &Value) -> Vec<(String, String)> {
@@ -155,5 +292,12 @@ mod tests {
         );
         h.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn base_urls_are_canonical() {
+        assert_eq!(canonical_base("HTTP://Shop.Example:80/"), "http://shop.example");
+        assert_eq!(canonical_base("https://h:8443/api/"), "https://h:8443/api");
+        assert_ne!(canonical_base("http://127.0.0.1:1"), canonical_base("http://127.0.0.1:2"));
     }
 }

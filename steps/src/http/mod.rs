@@ -3,6 +3,7 @@
 
 mod client;
 mod credentials;
+pub mod redact;
 mod request;
 mod retry;
 
@@ -14,7 +15,8 @@ use serde_json::{Map, Value};
 
 use crate::{Tool, UpstreamError};
 
-pub use client::HttpUpstream;
+pub use client::{canonical_base, HttpUpstream, MAX_REDIRECTS};
+pub use redact::Redactor;
 pub use credentials::{Credentials, Secret};
 pub use request::{build_parts, RequestParts};
 pub use retry::{send_with_retry, FetchError};
@@ -32,11 +34,19 @@ pub struct RawResponse {
 /// OpenAPI tools, or a generated upstream in property tests.
 pub trait Upstream: Send + Sync {
     /// Sends one request built from `arguments` (reserved ones already
-    /// removed). A connection failure is `UpstreamError::Connection`; every
-    /// HTTP answer, error statuses included, is `Ok`.
+    /// removed), reading at most `max_bytes` of body: a longer body is
+    /// `UpstreamError::ByteBound` and is not read further. A connection
+    /// failure is `UpstreamError::Connection`; every HTTP answer, error
+    /// statuses included, is `Ok`.
     fn send(
         &self,
         tool: &Tool,
         arguments: &Map<String, Value>,
+        max_bytes: u64,
     ) -> impl Future<Output = Result<RawResponse, UpstreamError>> + Send;
+
+    /// What makes this upstream's answers differ from another's with the
+    /// same tool and arguments (for HTTP: the canonical base URL). Part of
+    /// every cache key.
+    fn identity(&self) -> String;
 }

@@ -31,10 +31,15 @@ pub async fn send_with_retry<U: Upstream>(
     let mut retries = 0u32;
     loop {
         budget.take_request().map_err(FetchError::Stopped)?;
-        let answer = tokio::time::timeout_at(budget.deadline(), upstream.send(tool, args))
+        let room = budget.limits.max_bytes.saturating_sub(budget.bytes);
+        let answer = tokio::time::timeout_at(budget.deadline(), upstream.send(tool, args, room))
             .await
             .map_err(|_| FetchError::Stopped(StopReason::WallClock))?;
         let error = match answer {
+            Err(UpstreamError::ByteBound { read }) => {
+                budget.bytes = budget.bytes.saturating_add(read.max(room));
+                return Err(FetchError::Stopped(StopReason::Bytes));
+            }
             Ok(response) => {
                 budget.bytes += response.body.len() as u64;
                 if (200..300).contains(&response.status) {

@@ -48,21 +48,8 @@ pub const TOTAL_KEYS: [&str; 6] = [
     "totalResults",
     "@odata.count",
 ];
-/// Envelope objects that may hold a total or a next-page hint.
+/// Envelope objects that may hold a total.
 const TOTAL_HOLDERS: [&str; 2] = ["meta", "pagination"];
-/// Keys whose truthy value says the upstream has more rows after this page.
-const NEXT_KEYS: [&str; 9] = [
-    "has_more",
-    "hasMore",
-    "next",
-    "next_cursor",
-    "nextCursor",
-    "nextPageToken",
-    "next_page_token",
-    "@odata.nextLink",
-    "nextLink",
-];
-
 /// Where the collection sits: `[]` for a top-level array, else object keys.
 pub type ItemsPath = Vec<String>;
 
@@ -98,7 +85,9 @@ pub struct Page<'a> {
     pub items: Vec<&'a RawValue>,
     /// The total the page declares, if any.
     pub total: Option<u64>,
-    /// What the page says about more rows (has_more, next cursor…).
+    /// What the page says about the rows after it: `Some(false)` is an
+    /// explicit end signal, `Some(true)` says more follow, `None` says
+    /// nothing (`end_signal` lists the keys).
     pub next_hint: Option<bool>,
 }
 
@@ -140,13 +129,12 @@ pub fn locate_in(
     if let Some(path) = explicit {
         return resolve_in(top, path).map(|_| path.to_vec());
     }
-    let mut list_like = true;
-    match declared {
-        Declared::At(path) if resolve_in(top, path).is_some() => return Some(path.to_vec()),
-        Declared::At(_) => {}
+    let list_like = match declared {
+        // A declared collection that is not there is never guessed at.
+        Declared::At(path) => return resolve_in(top, path).map(|_| path.to_vec()),
         Declared::Resource => return None,
-        Declared::Unknown { list_like: l } => list_like = l,
-    }
+        Declared::Unknown { list_like } => list_like,
+    };
     if let Some(key) = known_array_key(top) {
         return Some(vec![key]);
     }
@@ -335,24 +323,9 @@ pub fn declared_total(top: &RawObject) -> Option<u64> {
     })
 }
 
-/// `Some(true)` when the page says more rows follow, `Some(false)` when it
-/// says none do, `None` when it says nothing.
+/// What the page says about the rows after it (see `end_signal`).
 pub fn next_hint(top: &RawObject) -> Option<bool> {
-    let look = |obj: &RawObject| -> Option<bool> {
-        NEXT_KEYS.iter().find_map(|k| {
-            obj.get(k).map(|v| match json::kind(v) {
-                Kind::Null => false,
-                Kind::Bool => v.get().trim() == "true",
-                Kind::String => v.get().trim() != "\"\"",
-                _ => true,
-            })
-        })
-    };
-    look(top).or_else(|| {
-        TOTAL_HOLDERS
-            .iter()
-            .find_map(|holder| json::object(top.get(holder)?).and_then(|o| look(&o)))
-    })
+    super::end_signal::more_follow(top)
 }
 
 fn as_count(raw: &RawValue) -> Option<u64> {
@@ -471,11 +444,8 @@ mod tests {
         let explicit = vec!["other".to_string(), "rows".to_string()];
         assert_eq!(locate(&doc, Some(&explicit), ANY), Some(explicit.clone()));
         assert_eq!(locate(&doc, None, Declared::At(&explicit)), Some(explicit));
-        // a declared path that is not there falls back to the heuristics
-        assert_eq!(
-            locate(&doc, None, Declared::At(&["nope".to_string()])),
-            path(&["data"])
-        );
+        // a declared path that is not there is not guessed at
+        assert_eq!(locate(&doc, None, Declared::At(&["nope".to_string()])), None);
         assert_eq!(locate(&doc, Some(&["nope".to_string()]), ANY), None);
     }
 

@@ -4,6 +4,7 @@
 pub mod budget;
 pub mod collection;
 pub mod detect;
+pub mod end_signal;
 pub mod fields;
 pub mod filter;
 pub mod for_each;

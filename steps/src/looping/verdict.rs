@@ -13,6 +13,9 @@ pub enum StopReason {
     RepeatedPage,
     TotalMismatch,
     UpstreamError,
+    /// A page contradicted its own response schema or declared total, or
+    /// was not JSON.
+    MalformedPage,
     /// Only one page was fetched because `_all_pages` was not set.
     NotWalked,
     Cancelled,
@@ -31,6 +34,7 @@ impl StopReason {
             StopReason::RepeatedPage => "repeated_page",
             StopReason::TotalMismatch => "total_mismatch",
             StopReason::UpstreamError => "upstream_error",
+            StopReason::MalformedPage => "malformed_page",
             StopReason::NotWalked => "not_walked",
             StopReason::Cancelled => "cancelled",
         }
@@ -52,6 +56,9 @@ impl StopReason {
                 "the API declared more rows than it served before an empty page"
             }
             StopReason::UpstreamError => "the upstream failed mid-walk",
+            StopReason::MalformedPage => {
+                "a page was malformed (not JSON, or contradicting its own schema or declared total)"
+            }
             StopReason::NotWalked => "only one page was fetched",
             StopReason::Cancelled => "the call was cancelled",
         }
@@ -74,7 +81,9 @@ impl StopReason {
             StopReason::TotalMismatch => {
                 "Treat the count as \"at least\"; the API may cap how deep it pages, so narrow the query."
             }
-            StopReason::UpstreamError => "Call again later, or narrow the query.",
+            StopReason::UpstreamError | StopReason::MalformedPage => {
+                "Call again later, or narrow the query."
+            }
             StopReason::NotWalked => "Fetch every page (all pages) before counting or summarising.",
             StopReason::Cancelled => "Run the call again.",
         }

@@ -17,7 +17,7 @@ use super::page_plan::{get_path, PagePlan};
 use super::verdict::StopReason;
 use crate::error::excerpt;
 use crate::http::{send_with_retry, FetchError, RawResponse, Upstream};
-use crate::json::RawItem;
+use crate::json::{RawItem, RawObject};
 use crate::progress::{ProgressEvent, Throttled};
 use crate::{Tool, UpstreamError};
 
@@ -100,6 +100,9 @@ impl<U: Upstream> Walker<'_, U> {
         let mut total: Option<u64> = None;
         let mut previous: Option<Vec<u64>> = None;
         let mut out = Outcome::default();
+        // The pages so far already reached the declared total: a 404/400
+        // on the next page is the end, not an upstream error.
+        let mut met_total = false;
         loop {
             if self.cancel.is_cancelled() {
                 return Ok(out.stop(StopReason::Cancelled, None));
@@ -110,6 +113,9 @@ impl<U: Upstream> Walker<'_, U> {
             let response = match self.fetch(&args).await {
                 Ok(r) => r,
                 Err(FetchError::Stopped(reason)) => return Ok(out.stop(reason, None)),
+                Err(FetchError::Upstream(UpstreamError::Status {
+                    status: 400 | 404, ..
+                })) if met_total => return Ok(out.done()),
                 Err(FetchError::Upstream(e)) => return self.failed(out, e),
             };
             let text = match parse_body(&response) {
@@ -153,6 +159,7 @@ impl<U: Upstream> Walker<'_, U> {
             };
             out.pages += 1;
             total = page.total.or(total);
+            let more = page.next_hint;
             let n = page.items.len();
 
             let Some(plan) = plan.as_mut() else {
@@ -162,10 +169,10 @@ impl<U: Upstream> Walker<'_, U> {
                 if truncated {
                     return Ok(out.stop(StopReason::Items, None));
                 }
-                return Ok(self.judge_single_page(out, n, total, page.next_hint, &args));
+                return Ok(self.judge_single_page(out, n, total, more, &args));
             };
 
-            if n == 0 {
+            if n == 0 && more != Some(true) {
                 self.report(out.pages, value);
                 return Ok(match total {
                     Some(t) if (out.items as u64) < t => {
@@ -193,10 +200,35 @@ impl<U: Upstream> Walker<'_, U> {
             if truncated {
                 return Ok(out.stop(StopReason::Items, None));
             }
+            // What the page declares settles the walk before any bound does:
+            // a bound reached on the last page is still complete.
+            let got = out.items as u64;
+            if total == Some(got) {
+                return Ok(out.done());
+            }
+            if more == Some(false) {
+                return Ok(match total {
+                    Some(t) if got < t => {
+                        let detail = format!(
+                            "the API marked page {} as the last, but declared {t} rows and served {got}",
+                            out.pages
+                        );
+                        out.stop(StopReason::TotalMismatch, Some(detail))
+                    }
+                    Some(t) => mismatch_note(out, t).done(),
+                    None => out.done(),
+                });
+            }
             if n < expected {
                 match total {
+                    // The page says more follow: keep walking with the observed size.
+                    _ if more == Some(true) => {
+                        if n > 0 {
+                            expected = n;
+                        }
+                    }
                     // More rows declared: keep walking with the observed size.
-                    Some(t) if (out.items as u64) < t => expected = n,
+                    Some(t) if got < t => expected = n,
                     Some(t) => return Ok(mismatch_note(out, t).done()),
                     // A short first page may be a silent cap: one more page settles it.
                     None if out.pages == 1 && !probed => {
@@ -206,10 +238,11 @@ impl<U: Upstream> Walker<'_, U> {
                     None => return Ok(out.done()),
                 }
             } else if let Some(t) = total {
-                if out.items as u64 > t {
+                if got > t {
                     out = mismatch_note(out, t);
                 }
             }
+            met_total = total.is_some_and(|t| got >= t);
             if out.pages >= self.budget.limits.max_pages {
                 return Ok(out.stop(StopReason::Pages, None));
             }
@@ -261,27 +294,57 @@ impl<U: Upstream> Walker<'_, U> {
                 self.gathered.envelope = Some(envelope);
                 Ok(Some(first))
             }
-            None => match explicit {
-                Some(path) => Err(FirstPageError::Missing(UpstreamError::MissingCollection {
+            None => match (explicit, declared) {
+                (Some(path), _) => Err(FirstPageError::Missing(UpstreamError::MissingCollection {
                     page,
                     path: collection::path_text(path),
                 })),
-                None => {
-                    self.gathered.located = true;
-                    self.gathered.path = None;
-                    Ok(None)
+                // The page contradicts its own response schema.
+                (None, Declared::At(path)) => {
+                    Err(FirstPageError::Missing(UpstreamError::MalformedPage {
+                        page,
+                        message: format!(
+                            "the response schema declares the collection at `{}`, but the page has no array there",
+                            collection::path_text(path)
+                        ),
+                    }))
                 }
+                (None, Declared::Unknown { list_like: true }) => match declared_rows(text) {
+                    // A list that says it has rows but carries none of them.
+                    Some(rows) if rows > 0 => {
+                        Err(FirstPageError::Missing(UpstreamError::MalformedPage {
+                            page,
+                            message: format!(
+                                "the page declares a total of {rows} rows but has no collection"
+                            ),
+                        }))
+                    }
+                    _ => Ok(self.no_collection()),
+                },
+                (None, _) => Ok(self.no_collection()),
             },
         }
+    }
+
+    /// Page one has no collection: the response is one item-less result.
+    fn no_collection<'t>(&mut self) -> Option<Page<'t>> {
+        self.gathered.located = true;
+        self.gathered.path = None;
+        None
     }
 
     /// A failure: an error when nothing was fetched, else a stop.
     fn failed(&self, out: Outcome, e: UpstreamError) -> Result<Outcome, UpstreamError> {
         if out.pages == 0 {
-            Err(e)
-        } else {
-            Ok(out.stop(StopReason::UpstreamError, Some(e.to_string())))
+            return Err(e);
         }
+        let reason = match e {
+            UpstreamError::Malformed { .. }
+            | UpstreamError::MissingCollection { .. }
+            | UpstreamError::MalformedPage { .. } => StopReason::MalformedPage,
+            _ => StopReason::UpstreamError,
+        };
+        Ok(out.stop(reason, Some(e.to_string())))
     }
 
     /// Keeps items (tagged in a fan-out) within the items bound. Returns
@@ -388,6 +451,12 @@ fn fingerprint(items: &[&RawValue]) -> Vec<u64> {
             h.finish()
         })
         .collect()
+}
+
+/// The total a page without a collection declares, if it parses.
+fn declared_rows(text: &str) -> Option<u64> {
+    let top: RawObject = serde_json::from_str(text).ok()?;
+    collection::declared_total(&top)
 }
 
 fn parse_body(response: &RawResponse) -> Result<&str, UpstreamError> {

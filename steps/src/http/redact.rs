@@ -1,0 +1,149 @@
+//! Redaction of secrets from what upstreams send back (SPEC §2). Every
+//! byte an upstream answers enters dragnet through `HttpUpstream`, which
+//! passes bodies and error texts through a `Redactor` first, so an upstream
+//! that echoes a token cannot make it reach an error, a note, a step output,
+//! a run record or a cache entry.
+//!
+//! What is redacted: every credential value (bearer token, API key,
+//! password), the base64 form of basic credentials, and every configured or
+//! `--header` header value; each also in its JSON-escaped spelling. Values
+//! shorter than `MIN_SECRET_LEN` are not searched for: they cannot be
+//! secrets worth the name, and replacing them would corrupt ordinary data.
+
+use std::borrow::Cow;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use memchr::memmem;
+
+use super::credentials::{Credentials, Secret};
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+/// Values shorter than this are not searched for.
+pub const MIN_SECRET_LEN: usize = 4;
+
+/// The secrets of one upstream, ready to search for.
+#[derive(Clone, Default)]
+pub struct Redactor {
+    needles: Vec<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} needles)", self.needles.len())
+    }
+}
+
+impl Redactor {
+    /// The secrets of `credentials` and of the configured header values.
+    pub fn new(credentials: &Credentials, headers: &[(String, Secret)]) -> Self {
+        let mut r = Redactor::default();
+        match credentials {
+            Credentials::None => {}
+            Credentials::Bearer(token) => r.add(token.expose()),
+            Credentials::ApiKeyHeader { key, .. } => r.add(key.expose()),
+            Credentials::Basic { user, password } => {
+                r.add(password.expose());
+                let pair = format!("{user}:{}", password.expose());
+                r.add(&base64::engine::general_purpose::STANDARD.encode(pair.as_bytes()));
+            }
+        }
+        for (_, value) in headers {
+            r.add(value.expose());
+        }
+        r
+    }
+
+    /// Adds one secret (and its JSON-escaped spelling).
+    pub fn add(&mut self, secret: &str) {
+        if secret.len() < MIN_SECRET_LEN {
+            return;
+        }
+        let escaped = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        for form in [secret, escaped] {
+            if !form.is_empty() && !self.needles.iter().any(|n| n == form.as_bytes()) {
+                self.needles.push(form.as_bytes().to_vec());
+            }
+        }
+        // Longest first, so a secret containing another is replaced whole.
+        self.needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.needles.is_empty()
+    }
+
+    /// `body` with every secret replaced; no copy when none occurs.
+    pub fn bytes(&self, body: Bytes) -> Bytes {
+        match self.replace(&body) {
+            Cow::Borrowed(_) => body,
+            Cow::Owned(v) => Bytes::from(v),
+        }
+    }
+
+    /// `text` with every secret replaced.
+    pub fn text(&self, text: String) -> String {
+        match self.replace(text.as_bytes()) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(v) => String::from_utf8_lossy(&v).into_owned(),
+        }
+    }
+
+    fn replace<'a>(&self, haystack: &'a [u8]) -> Cow<'a, [u8]> {
+        let mut current: Cow<'a, [u8]> = Cow::Borrowed(haystack);
+        for needle in &self.needles {
+            let finder = memmem::Finder::new(needle);
+            if finder.find(&current).is_none() {
+                continue;
+            }
+            let mut out = Vec::with_capacity(current.len());
+            let mut last = 0;
+            for at in finder.find_iter(&current) {
+                out.extend_from_slice(&current[last..at]);
+                out.extend_from_slice(REDACTED.as_bytes());
+                last = at + needle.len();
+            }
+            out.extend_from_slice(&current[last..]);
+            current = Cow::Owned(out);
+        }
+        current
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_of_every_secret_is_replaced() {
+        let creds = Credentials::Basic {
+            user: "ada".into(),
+            password: Secret::new("pa\"ss/word"),
+        };
+        let headers = vec![("X-Tenant".to_string(), Secret::new("tenant-42"))];
+        let r = Redactor::new(&creds, &headers);
+        let b64 = base64::engine::general_purpose::STANDARD.encode("ada:pa\"ss/word");
+        let body = format!(
+            r#"{{"auth":"Basic {b64}","echo":"pa\"ss/word","raw":"pa"ss/word","t":"tenant-42"}}"#
+        );
+        let out = r.text(body);
+        assert!(!out.contains(&b64) && !out.contains("ss/word") && !out.contains("tenant-42"));
+        assert_eq!(out.matches(REDACTED).count(), 4, "{out}");
+    }
+
+    #[test]
+    fn no_copy_without_a_match_and_short_values_are_left() {
+        let r = Redactor::new(&Credentials::Bearer(Secret::new("tok")), &[]);
+        assert!(r.is_empty());
+        let r = Redactor::new(&Credentials::Bearer(Secret::new("token-abc")), &[]);
+        let body = Bytes::from_static(b"{\"a\":1}");
+        let same = r.bytes(body.clone());
+        assert_eq!(same.as_ptr(), body.as_ptr());
+        assert_eq!(
+            &r.bytes(Bytes::from_static(b"Bearer token-abc"))[..],
+            b"Bearer [redacted]"
+        );
+    }
+}
