@@ -1,19 +1,29 @@
-//! Property: no generated upstream makes an incomplete walk report complete.
+//! Properties of the verdict over generated upstreams:
+//! 1. complete means every row: whenever the verdict says complete, the rows
+//!    are exactly the upstream's rows;
+//! 2. every row, declared, means complete: when the rows are exactly the
+//!    upstream's and the upstream declared the end (a correct total, or an
+//!    end signal not contradicted by a wrong total), the verdict is complete
+//!    — also when a bound is reached at that same moment.
 //!
 //! The upstream here is generated in-process (page sizes, silent caps,
-//! totals right, wrong, partial or absent, ignored page parameters, short
-//! pages, deep-paging ceilings, transient and persistent errors, malformed
-//! pages, small bounds) and answers through the same `Upstream` seam the
-//! HTTP client uses, so thousands of cases run in seconds. Whenever the
-//! verdict says complete, the rows must be exactly the upstream's rows.
+//! totals right, wrong, partial or absent, end signals of several styles,
+//! Django-REST-framework envelopes with a 404 past the end, ignored page
+//! parameters, short pages, deep-paging ceilings, transient and persistent
+//! errors, malformed pages, small bounds and bounds set exactly where the
+//! walk ends) and answers through the same `Upstream` seam the HTTP client
+//! uses, so thousands of cases run in seconds.
 //!
 //! One contract is assumed of the upstream, because no walker can see past
 //! it without extra requests: a page that is short before the end (a short
 //! page in the middle, a silent cap, an empty page before the end) comes
 //! with a declared total at least as large as the truth, or with no total at
 //! all when only the page size is capped (SPEC §3.3: "the walk ends at the
-//! first short page"; a total that settles a short page is believed). Cases
-//! breaking it are not generated.
+//! first short page"; a total that settles a short page is believed); and a
+//! declared total equal to the rows received so far is believed (SPEC §3.3:
+//! the walk ends when the rows equal a declared total), so a total below the
+//! truth never lands exactly on a page boundary. End signals are honest.
+//! Cases breaking it are not generated.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -38,6 +48,34 @@ enum Total {
     Low(usize),
 }
 
+/// How a page says whether more rows follow (`{"data", "meta"}` envelopes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Signal {
+    HasMore,
+    IsLast,
+    NextNull,
+    LinksNext,
+}
+
+/// The envelope around the rows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Shape {
+    Bare,
+    /// `{"data": [...], "meta": {"total"}}`, with an optional end signal.
+    Meta(Option<Signal>),
+    /// Django REST framework: `{"count", "next", "previous", "results"}`,
+    /// and a 404 for a page number past the end.
+    Drf,
+}
+
+/// A bound set exactly to what a walk that ends on a declaration needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum OnEnd {
+    Items,
+    Pages,
+    Requests,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Fault {
     Transient500,
@@ -49,7 +87,7 @@ enum Fault {
 struct Behaviour {
     rows: usize,
     offset_style: bool,
-    bare_array: bool,
+    shape: Shape,
     declared_max: usize,
     cap: Option<usize>,
     ignore_page: bool,
@@ -120,6 +158,13 @@ impl Sim {
             }
         }
         let visible = b.ceiling.unwrap_or(b.rows).min(b.rows);
+        if b.shape == Shape::Drf && !b.offset_style && page > 1 && start >= visible {
+            return RawResponse {
+                status: 404,
+                retry_after: None,
+                body: Bytes::from_static(b"{\"detail\": \"Invalid page.\"}"),
+            };
+        }
         let end = (start + size).min(visible);
         let mut ids: Vec<usize> = if start < end {
             (start..end).collect()
@@ -129,6 +174,8 @@ impl Sim {
         if b.short_page == Some(page) && ids.len() > 1 {
             ids.truncate(ids.len() / 2);
         }
+        // Honest: more rows exist after this window.
+        let more = end < b.rows;
         let items: Vec<Value> = ids.iter().map(|i| json!({"id": i, "v": i * 7})).collect();
         let declared = match b.total {
             Total::Correct => Some(b.rows),
@@ -137,14 +184,38 @@ impl Sim {
             Total::High(d) => Some(b.rows + d),
             Total::Low(d) => Some(b.rows.saturating_sub(d)),
         };
-        let body = if b.bare_array {
-            Value::Array(items)
-        } else {
-            let mut m = json!({"data": items});
-            if let Some(t) = declared {
-                m["meta"] = json!({"total": t});
+        let body = match b.shape {
+            Shape::Bare => Value::Array(items),
+            Shape::Meta(signal) => {
+                let mut m = json!({"data": items});
+                if let Some(t) = declared {
+                    m["meta"] = json!({"total": t});
+                }
+                match signal {
+                    None => {}
+                    Some(Signal::HasMore) => m["has_more"] = json!(more),
+                    Some(Signal::IsLast) => m["is_last"] = json!(!more),
+                    Some(Signal::NextNull) => {
+                        m["next"] = if more { json!("/list?page=next") } else { Value::Null }
+                    }
+                    Some(Signal::LinksNext) => {
+                        let mut links = json!({"first": "/list?page=1"});
+                        if more {
+                            links["next"] = json!("/list?page=next");
+                        }
+                        m["links"] = links;
+                    }
+                }
+                m
             }
-            m
+            Shape::Drf => {
+                let next = if more { json!("http://h/list?page=next") } else { Value::Null };
+                let mut m = json!({"next": next, "previous": null, "results": items});
+                if let Some(t) = declared {
+                    m["count"] = json!(t);
+                }
+                m
+            }
         };
         RawResponse {
             status: 200,
@@ -240,8 +311,26 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
         1 => (1u64..8, prop_oneof![Just(Fault::Transient500), Just(Fault::Persistent500), Just(Fault::Malformed)])
             .prop_map(Some),
     ];
+    let signal = proptest::option::weighted(
+        0.5,
+        prop_oneof![
+            Just(Signal::HasMore),
+            Just(Signal::IsLast),
+            Just(Signal::NextNull),
+            Just(Signal::LinksNext)
+        ],
+    );
+    let shape = prop_oneof![
+        1 => Just(Shape::Bare),
+        3 => signal.prop_map(Shape::Meta),
+        1 => Just(Shape::Drf),
+    ];
+    let on_end = proptest::option::weighted(
+        0.3,
+        prop_oneof![Just(OnEnd::Items), Just(OnEnd::Pages), Just(OnEnd::Requests)],
+    );
     (
-        (0usize..400, any::<bool>(), any::<bool>(), 1usize..60),
+        (0usize..400, any::<bool>(), shape, 1usize..60),
         (
             proptest::option::weighted(0.3, 1usize..40),
             proptest::bool::weighted(0.15),
@@ -252,41 +341,69 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
             proptest::option::weighted(0.2, 0usize..300),
         ),
         fault,
-        (1u32..25, 1usize..500, 1u32..40),
+        ((1u32..25, 1usize..500, 1u32..40), on_end),
     )
         .prop_map(
             |(
-                (rows, offset_style, bare_array, declared_max),
+                (rows, offset_style, shape, declared_max),
                 (cap, ignore_page),
                 total,
                 (short_page, ceiling),
                 fault,
-                (max_pages, max_items, max_requests),
+                ((max_pages, max_items, max_requests), on_end),
             )| {
+                let bare = shape == Shape::Bare;
                 // The contract (see the module doc): missing rows in the middle
                 // come with a declared total at least the truth.
                 let honest_total = matches!(
                     total,
                     Total::Correct | Total::FirstPageOnly | Total::High(_)
                 );
-                let keeps_contract = honest_total && !bare_array;
-                Behaviour {
+                let keeps_contract = honest_total && !bare;
+                let cap = cap.filter(|_| !matches!(total, Total::Low(_)) || bare);
+                let served = declared_max.min(cap.unwrap_or(usize::MAX)).max(1);
+                // A low total is never met exactly on a page boundary.
+                let total = match total {
+                    _ if bare => Total::Absent,
+                    Total::Low(d) if rows > d && (rows - d) % served == 0 => Total::Absent,
+                    t => t,
+                };
+                let pages_needed = rows.div_ceil(served).max(1);
+                let mut b = Behaviour {
                     rows,
                     offset_style,
-                    bare_array,
+                    shape,
                     declared_max,
-                    cap: cap.filter(|_| !matches!(total, Total::Low(_)) || bare_array),
+                    cap,
                     ignore_page,
-                    total: if bare_array { Total::Absent } else { total },
+                    total,
                     short_page: short_page.filter(|_| keeps_contract),
                     ceiling: ceiling.filter(|_| keeps_contract),
                     fault,
                     max_pages,
                     max_items,
                     max_requests,
+                };
+                match on_end {
+                    None => {}
+                    Some(OnEnd::Items) => b.max_items = rows.max(1),
+                    Some(OnEnd::Pages) => b.max_pages = pages_needed as u32,
+                    Some(OnEnd::Requests) => b.max_requests = pages_needed as u32,
                 }
+                b
             },
         )
+}
+
+/// Whether the upstream declares where the rows end: a correct total, or
+/// an end signal no wrong total contradicts.
+fn declares_the_end(b: &Behaviour) -> bool {
+    let signal = matches!(b.shape, Shape::Drf | Shape::Meta(Some(_)));
+    match b.total {
+        Total::Correct | Total::FirstPageOnly => true,
+        Total::Absent | Total::Low(_) => signal,
+        Total::High(_) => false,
+    }
 }
 
 fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
@@ -337,18 +454,21 @@ fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2500, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 5000, ..ProptestConfig::default() })]
 
     #[test]
-    fn complete_means_every_row(b in behaviour()) {
+    fn complete_means_every_row_and_every_declared_row_means_complete(b in behaviour()) {
         if let Some((complete, ids)) = run(&b) {
             let mut seen = ids.clone();
             seen.sort_unstable();
             seen.dedup();
             prop_assert_eq!(seen.len(), ids.len(), "duplicate rows kept: {:?}", b);
+            let want: Vec<i64> = (0..b.rows as i64).collect();
             if complete {
-                let want: Vec<i64> = (0..b.rows as i64).collect();
-                prop_assert_eq!(seen, want, "complete verdict with missing rows: {:?}", b);
+                prop_assert_eq!(&seen, &want, "complete verdict with missing rows: {:?}", b);
+            }
+            if seen == want && declares_the_end(&b) {
+                prop_assert!(complete, "every row, declared, but partial: {:?}", b);
             }
         }
     }
@@ -360,7 +480,7 @@ fn generator_reaches_incomplete_and_complete_cases() {
     let base = Behaviour {
         rows: 95,
         offset_style: false,
-        bare_array: false,
+        shape: Shape::Meta(None),
         declared_max: 10,
         cap: None,
         ignore_page: false,
@@ -396,7 +516,33 @@ fn generator_reaches_incomplete_and_complete_cases() {
     assert_eq!(run(&short).map(|r| r.0), Some(false));
     let bounded = Behaviour {
         max_pages: 3,
-        ..base
+        ..base.clone()
     };
     assert_eq!(run(&bounded).map(|r| r.0), Some(false));
+    // A full last page that meets the count, with every bound exactly there.
+    let drf = Behaviour {
+        rows: 100,
+        shape: Shape::Drf,
+        max_pages: 10,
+        max_requests: 10,
+        max_items: 100,
+        ..base.clone()
+    };
+    assert_eq!(run(&drf).map(|r| r.0), Some(true));
+    // The same with no count: the end signal settles it.
+    for signal in [Signal::HasMore, Signal::IsLast, Signal::NextNull, Signal::LinksNext] {
+        let signalled = Behaviour {
+            total: Total::Absent,
+            shape: Shape::Meta(Some(signal)),
+            ..drf.clone()
+        };
+        assert_eq!(run(&signalled).map(|r| r.0), Some(true), "{signal:?}");
+    }
+    // No count, no signal, a full last page and no room for one more request.
+    let silent = Behaviour {
+        total: Total::Absent,
+        shape: Shape::Meta(None),
+        ..drf
+    };
+    assert_eq!(run(&silent).map(|r| r.0), Some(false));
 }
