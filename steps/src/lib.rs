@@ -25,5 +25,5 @@ pub use error::{Error, UpstreamError};
 pub use looping::budget::{Limits, RetryPolicy};
 pub use looping::options::LoopOptions;
 pub use looping::verdict::{StopReason, Verdict};
-pub use result::{LoopResult, Payload};
+pub use result::{Audience, LoopResult, Payload};
 pub use tool::{Tool, Toolkit};

@@ -63,6 +63,13 @@ impl<'a> Visible<'a> {
     }
 }
 
+/// Who reads a result's note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    Agent,
+    Workflow,
+}
+
 /// One `_for_each` value that failed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForEachError {
@@ -100,7 +107,7 @@ impl LoopResult {
         let mut extra = vec![
             ("_pagingComplete", json!(v.complete)),
             ("_likelyMoreRows", json!(v.likely_more_rows)),
-            ("_note", json!(v.note)),
+            ("_note", json!(self.note(Audience::Agent))),
         ];
         if let Some(label) = self.cache.as_ref().filter(|l| l.hit) {
             extra.push((
@@ -118,10 +125,26 @@ impl LoopResult {
 
     /// The workflow rendering: payload plus `_loop: {complete, requests,
     /// itemCount, stoppedBy, note}`.
+    /// The note with the advice on a cache hit spelled for its reader: an
+    /// agent passes `_refresh: true`, a workflow is run with `--refresh`.
+    pub fn note(&self, audience: Audience) -> String {
+        let mut note = self.verdict.note.clone();
+        if self.cache.as_ref().is_some_and(|c| c.hit) {
+            note.push_str(match audience {
+                Audience::Agent => " Call again with _refresh: true to get the latest data.",
+                Audience::Workflow => {
+                    " Run the workflow again with `dragnet run --refresh` to get the latest data."
+                }
+            });
+        }
+        note
+    }
+
     pub fn render_workflow(&self) -> String {
         let v = &self.verdict;
         // `_loop` is written directly: it is on every workflow step's path.
-        let mut verdict = String::with_capacity(160 + v.note.len());
+        let note = self.note(Audience::Workflow);
+        let mut verdict = String::with_capacity(160 + note.len());
         verdict.push_str("{\"complete\":");
         verdict.push_str(if v.complete { "true" } else { "false" });
         verdict.push_str(",\"requests\":");
@@ -134,7 +157,7 @@ impl LoopResult {
             None => verdict.push_str("null"),
         }
         verdict.push_str(",\"note\":");
-        json::write_str(&mut verdict, &v.note);
+        json::write_str(&mut verdict, &note);
         if let Some(label) = &self.cache {
             verdict.push_str(",\"cache\":");
             verdict.push_str(

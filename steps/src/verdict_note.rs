@@ -164,7 +164,6 @@ pub fn cached_verdict(
     if let (Some(visible), false) = (visible, options.filter.is_empty()) {
         note.push_str(&format!(" {} matched the filter.", plural(visible, "row")));
     }
-    note.push_str(" Call again with _refresh: true to get the latest data.");
     Verdict {
         complete: true,
         likely_more_rows: false,
