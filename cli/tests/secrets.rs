@@ -72,7 +72,10 @@ fn dragnet(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dragnet"))
         .args(args)
         .current_dir(dir)
-        .env("DATABASE_URL", format!("sqlite://{}", dir.join("d.db").display()))
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.join("d.db").display()),
+        )
         .env("RUST_LOG", "debug")
         .env("DRAGNET_LOG", "debug")
         .env("ECHO_TOKEN", TOKEN)
@@ -92,7 +95,10 @@ fn secrets() -> Vec<String> {
 fn assert_clean(bytes: &[u8], what: &str) {
     let text = String::from_utf8_lossy(bytes);
     for secret in secrets() {
-        assert!(!text.contains(&secret), "{what} carries `{secret}`:\n{text}");
+        assert!(
+            !text.contains(&secret),
+            "{what} carries `{secret}`:\n{text}"
+        );
     }
 }
 
@@ -101,13 +107,26 @@ async fn call_never_prints_an_echoed_secret() {
     let base = echo_server().await;
     let dir = scratch();
     for credentials in ["bearer:ECHO_TOKEN", "basic:ECHO_USER:ECHO_PASSWORD"] {
-        for (tool, json_flag) in [("items", "--json"), ("items", "--all-pages"), ("fail", "--json")] {
+        for (tool, json_flag) in [
+            ("items", "--json"),
+            ("items", "--all-pages"),
+            ("fail", "--json"),
+        ] {
             let header = format!("X-Extra: {HEADER_VALUE}");
             let o = dragnet(
                 &dir,
                 &[
-                    "call", "--spec", "echo.json", "--base-url", &base, tool, json_flag,
-                    "--credentials", credentials, "--header", &header,
+                    "call",
+                    "--spec",
+                    "echo.json",
+                    "--base-url",
+                    &base,
+                    tool,
+                    json_flag,
+                    "--credentials",
+                    credentials,
+                    "--header",
+                    &header,
                 ],
             );
             assert_clean(&o.stdout, "stdout");
@@ -158,7 +177,11 @@ steps:
         .unwrap_or_else(|| panic!("runs list names the run: {runs}"))
         .to_string();
     let show = dragnet(&dir, &["runs", "show", &id, "--json"]);
-    assert!(show.status.success(), "{}", String::from_utf8_lossy(&show.stderr));
+    assert!(
+        show.status.success(),
+        "{}",
+        String::from_utf8_lossy(&show.stderr)
+    );
     assert!(String::from_utf8_lossy(&show.stdout).contains("[redacted]"));
     assert_clean(&show.stdout, "runs show");
     for entry in std::fs::read_dir(&dir).unwrap() {

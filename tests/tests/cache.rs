@@ -96,7 +96,10 @@ async fn a_hit_makes_no_request_and_is_labelled(db: Db) -> anyhow::Result<()> {
     let workflow_view: Value = serde_json::from_str(&hit.render_workflow())?;
     assert_eq!(workflow_view["_loop"]["cache"]["hit"], true);
     let workflow_note = workflow_view["_loop"]["note"].as_str().unwrap();
-    assert!(workflow_note.contains("dragnet run --refresh"), "{workflow_note}");
+    assert!(
+        workflow_note.contains("dragnet run --refresh"),
+        "{workflow_note}"
+    );
     assert!(!workflow_note.contains("_refresh"), "{workflow_note}");
     // the same rows as a live walk, shaped the same way
     let live =

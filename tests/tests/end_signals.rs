@@ -52,7 +52,11 @@ async fn drf_page_numbers_with_a_count_that_is_a_multiple_of_the_capped_size() {
         .unwrap();
     assert!(r.verdict.complete, "{}", r.verdict.note);
     assert_eq!(ids(&r).len(), open_count());
-    assert!(h.requests().iter().all(|q| q.status == 200), "{:?}", paths(&h));
+    assert!(
+        h.requests().iter().all(|q| q.status == 200),
+        "{:?}",
+        paths(&h)
+    );
     assert_eq!(r.verdict.requests as usize, open_count().div_ceil(50));
 }
 
@@ -96,19 +100,23 @@ async fn drf_every_order_at_the_cap_ends_on_the_count_without_a_404() {
 fn counted_server(total: Option<usize>) -> Router {
     Router::new().route(
         "/list",
-        get(move |Query(q): Query<std::collections::HashMap<String, usize>>| async move {
-            let page = q.get("page").copied().unwrap_or(1).max(1);
-            if page > 3 {
-                let body = Json(json!({"detail": "Invalid page."}));
-                return (axum::http::StatusCode::NOT_FOUND, body);
-            }
-            let data: Vec<Value> = ((page - 1) * 10..page * 10).map(|i| json!({"id": i})).collect();
-            let mut body = json!({ "data": data });
-            if let Some(t) = total {
-                body["total"] = json!(t);
-            }
-            (axum::http::StatusCode::OK, Json(body))
-        }),
+        get(
+            move |Query(q): Query<std::collections::HashMap<String, usize>>| async move {
+                let page = q.get("page").copied().unwrap_or(1).max(1);
+                if page > 3 {
+                    let body = Json(json!({"detail": "Invalid page."}));
+                    return (axum::http::StatusCode::NOT_FOUND, body);
+                }
+                let data: Vec<Value> = ((page - 1) * 10..page * 10)
+                    .map(|i| json!({"id": i}))
+                    .collect();
+                let mut body = json!({ "data": data });
+                if let Some(t) = total {
+                    body["total"] = json!(t);
+                }
+                (axum::http::StatusCode::OK, Json(body))
+            },
+        ),
     )
 }
 
@@ -120,7 +128,11 @@ async fn a_404_after_a_page_past_the_total_is_the_end() {
     assert!(r.verdict.complete, "{}", r.verdict.note);
     assert_eq!(ids(&r), (0..30).collect::<Vec<i64>>());
     assert_eq!(r.verdict.requests, 4);
-    assert!(r.verdict.note.contains("declared a total of 25"), "{}", r.verdict.note);
+    assert!(
+        r.verdict.note.contains("declared a total of 25"),
+        "{}",
+        r.verdict.note
+    );
     // With no total, nobody said the rows so far were all: the 404 is an error.
     let r = walk(&tool, &serve(counted_server(None)).await).await;
     assert_eq!(r.verdict.stopped_by, Some(StopReason::UpstreamError));
@@ -172,22 +184,27 @@ async fn bounds_reached_on_the_last_page_are_complete() {
     assert_eq!(r.verdict.stopped_by, Some(StopReason::Items));
 }
 
+/// Writes a page's end signal, given whether more rows follow.
+type SignalFn = fn(bool) -> (&'static str, Value);
+
 /// A list of `rows` ids at `/list?page=&per_page=`, each page with the end
 /// signal `signal` writes into the envelope.
-fn signalling_server(rows: usize, signal: fn(bool) -> (&'static str, Value)) -> Router {
+fn signalling_server(rows: usize, signal: SignalFn) -> Router {
     Router::new().route(
         "/list",
-        get(move |Query(q): Query<std::collections::HashMap<String, usize>>| async move {
-            let size = q.get("per_page").copied().unwrap_or(10).min(10);
-            let page = q.get("page").copied().unwrap_or(1).max(1);
-            let start = (page - 1) * size;
-            let end = (start + size).min(rows);
-            let data: Vec<Value> = (start.min(end)..end).map(|i| json!({"id": i})).collect();
-            let (key, value) = signal(end < rows);
-            let mut body = json!({ "data": data });
-            body[key] = value;
-            Json(body)
-        }),
+        get(
+            move |Query(q): Query<std::collections::HashMap<String, usize>>| async move {
+                let size = q.get("per_page").copied().unwrap_or(10).min(10);
+                let page = q.get("page").copied().unwrap_or(1).max(1);
+                let start = (page - 1) * size;
+                let end = (start + size).min(rows);
+                let data: Vec<Value> = (start.min(end)..end).map(|i| json!({"id": i})).collect();
+                let (key, value) = signal(end < rows);
+                let mut body = json!({ "data": data });
+                body[key] = value;
+                Json(body)
+            },
+        ),
     )
 }
 
@@ -199,9 +216,16 @@ const LIST_DOC: &str = r#"{"openapi":"3.0.3","info":{"title":"t","version":"1"},
 
 #[tokio::test]
 async fn every_end_signal_ends_a_full_last_page_with_no_further_request() {
-    let signals: [(&str, fn(bool) -> (&'static str, Value)); 7] = [
+    let signals: [(&str, SignalFn); 7] = [
         ("next: null", |more| {
-            ("next", if more { json!("http://h/list?page=9") } else { Value::Null })
+            (
+                "next",
+                if more {
+                    json!("http://h/list?page=9")
+                } else {
+                    Value::Null
+                },
+            )
         }),
         ("has_more", |more| ("has_more", json!(more))),
         ("hasMore", |more| ("hasMore", json!(more))),

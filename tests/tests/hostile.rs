@@ -44,16 +44,26 @@ async fn page_one_without_its_declared_collection_is_an_error_not_complete() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, Error::Upstream(UpstreamError::MalformedPage { page: 1, .. })),
+        matches!(
+            err,
+            Error::Upstream(UpstreamError::MalformedPage { page: 1, .. })
+        ),
         "{err}"
     );
     assert!(err.to_string().contains("`data`"), "{err}");
     // One page, not walked: the same.
     let err = h
-        .call("listOrders", json!({"status": "open"}), "missing-collection=1")
+        .call(
+            "listOrders",
+            json!({"status": "open"}),
+            "missing-collection=1",
+        )
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::Upstream(UpstreamError::MalformedPage { .. })));
+    assert!(matches!(
+        err,
+        Error::Upstream(UpstreamError::MalformedPage { .. })
+    ));
 }
 
 #[tokio::test]
@@ -99,7 +109,9 @@ fn flood(produced: Arc<AtomicU64>, limit: Option<u64>) -> Router {
             let produced = produced.clone();
             async move {
                 let chunk = format!("{{\"id\":1,\"pad\":\"{}\"}},", "x".repeat(64 * 1024));
-                let head = futures::stream::once(async { Ok::<_, std::io::Error>("{\"data\":[".to_string()) });
+                let head = futures::stream::once(async {
+                    Ok::<_, std::io::Error>("{\"data\":[".to_string())
+                });
                 let rows = futures::stream::unfold(0u64, move |sent| {
                     let chunk = chunk.clone();
                     let produced = produced.clone();
@@ -270,7 +282,9 @@ async fn nothing_secret_follows_a_redirect_to_another_origin() {
     let call = |name: &str| tool_from_doc(LIST_DOC, name);
     // Another origin (another port): followed, with nothing secret.
     for upstream in [&up, &key_up] {
-        let r = walk_with(&call("hop"), upstream, test_limits()).await.unwrap();
+        let r = walk_with(&call("hop"), upstream, test_limits())
+            .await
+            .unwrap();
         assert!(r.verdict.complete);
     }
     let at_b = seen_b.lock().unwrap().clone();
@@ -290,8 +304,12 @@ async fn nothing_secret_follows_a_redirect_to_another_origin() {
     );
     assert_eq!(landing.1.get("x-extra").unwrap(), HEADER_VALUE);
     // A loop stops after a few hops; a non-HTTP target is refused.
-    let err = walk_with(&call("loop"), &up, test_limits()).await.unwrap_err();
+    let err = walk_with(&call("loop"), &up, test_limits())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("redirects"), "{err}");
-    let err = walk_with(&call("ftp"), &up, test_limits()).await.unwrap_err();
+    let err = walk_with(&call("ftp"), &up, test_limits())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("ftp"), "{err}");
 }

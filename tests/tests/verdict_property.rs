@@ -196,7 +196,11 @@ impl Sim {
                     Some(Signal::HasMore) => m["has_more"] = json!(more),
                     Some(Signal::IsLast) => m["is_last"] = json!(!more),
                     Some(Signal::NextNull) => {
-                        m["next"] = if more { json!("/list?page=next") } else { Value::Null }
+                        m["next"] = if more {
+                            json!("/list?page=next")
+                        } else {
+                            Value::Null
+                        }
                     }
                     Some(Signal::LinksNext) => {
                         let mut links = json!({"first": "/list?page=1"});
@@ -209,7 +213,11 @@ impl Sim {
                 m
             }
             Shape::Drf => {
-                let next = if more { json!("http://h/list?page=next") } else { Value::Null };
+                let next = if more {
+                    json!("http://h/list?page=next")
+                } else {
+                    Value::Null
+                };
                 let mut m = json!({"next": next, "previous": null, "results": items});
                 if let Some(t) = declared {
                     m["count"] = json!(t);
@@ -327,7 +335,11 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
     ];
     let on_end = proptest::option::weighted(
         0.3,
-        prop_oneof![Just(OnEnd::Items), Just(OnEnd::Pages), Just(OnEnd::Requests)],
+        prop_oneof![
+            Just(OnEnd::Items),
+            Just(OnEnd::Pages),
+            Just(OnEnd::Requests)
+        ],
     );
     (
         (0usize..400, any::<bool>(), shape, 1usize..60),
@@ -530,7 +542,12 @@ fn generator_reaches_incomplete_and_complete_cases() {
     };
     assert_eq!(run(&drf).map(|r| r.0), Some(true));
     // The same with no count: the end signal settles it.
-    for signal in [Signal::HasMore, Signal::IsLast, Signal::NextNull, Signal::LinksNext] {
+    for signal in [
+        Signal::HasMore,
+        Signal::IsLast,
+        Signal::NextNull,
+        Signal::LinksNext,
+    ] {
         let signalled = Behaviour {
             total: Total::Absent,
             shape: Shape::Meta(Some(signal)),

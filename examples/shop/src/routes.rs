@@ -11,8 +11,8 @@ use axum::routing::{get, post};
 use axum::{middleware, Router};
 use serde_json::{json, Map, Value};
 
-use crate::drf;
 use crate::data::{dataset, Event, Order, OrderStatus};
+use crate::drf;
 use crate::error::ShopError;
 use crate::faults::Faults;
 use crate::log::{self, MAX_BODY_BYTES};

@@ -85,8 +85,14 @@ mod tests {
 
     #[test]
     fn everything_that_makes_answers_differ_is_in_the_key() {
-        let t = tool("/orders", json!({"type":"object","properties":{"a":{},"b":{}}}));
-        let args = json!({"a":1,"b":{"x":1,"y":2}}).as_object().unwrap().clone();
+        let t = tool(
+            "/orders",
+            json!({"type":"object","properties":{"a":{},"b":{}}}),
+        );
+        let args = json!({"a":1,"b":{"x":1,"y":2}})
+            .as_object()
+            .unwrap()
+            .clone();
         let v = [json!(1), json!(2)];
         let base = KeyMaterial {
             tool_id: "shop.list",
@@ -100,23 +106,59 @@ mod tests {
         let a = cache_key(base);
         assert_eq!(a.len(), 64);
         // argument order does not matter
-        let reordered = json!({"b":{"y":2,"x":1},"a":1}).as_object().unwrap().clone();
-        assert_eq!(a, cache_key(KeyMaterial { arguments: &reordered, ..base }));
+        let reordered = json!({"b":{"y":2,"x":1},"a":1})
+            .as_object()
+            .unwrap()
+            .clone();
+        assert_eq!(
+            a,
+            cache_key(KeyMaterial {
+                arguments: &reordered,
+                ..base
+            })
+        );
         // everything else does
         let other_args = json!({"a":2}).as_object().unwrap().clone();
         let moved = tool("/v2/orders", t.input_schema.clone());
         let reshaped = tool("/orders", json!({"type":"object","properties":{"a":{}}}));
         let path = vec!["data".to_string()];
         for different in [
-            KeyMaterial { upstream: "http://127.0.0.1:2", ..base },
-            KeyMaterial { tool_id: "other.list", ..base },
-            KeyMaterial { tool: &moved, ..base },
-            KeyMaterial { tool: &reshaped, ..base },
-            KeyMaterial { arguments: &other_args, ..base },
-            KeyMaterial { all_pages: false, ..base },
-            KeyMaterial { items_path: Some(&path), ..base },
-            KeyMaterial { for_each: Some(("id", &v[..1])), ..base },
-            KeyMaterial { for_each: None, ..base },
+            KeyMaterial {
+                upstream: "http://127.0.0.1:2",
+                ..base
+            },
+            KeyMaterial {
+                tool_id: "other.list",
+                ..base
+            },
+            KeyMaterial {
+                tool: &moved,
+                ..base
+            },
+            KeyMaterial {
+                tool: &reshaped,
+                ..base
+            },
+            KeyMaterial {
+                arguments: &other_args,
+                ..base
+            },
+            KeyMaterial {
+                all_pages: false,
+                ..base
+            },
+            KeyMaterial {
+                items_path: Some(&path),
+                ..base
+            },
+            KeyMaterial {
+                for_each: Some(("id", &v[..1])),
+                ..base
+            },
+            KeyMaterial {
+                for_each: None,
+                ..base
+            },
         ] {
             assert_ne!(a, cache_key(different), "{different:?}");
         }

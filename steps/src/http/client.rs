@@ -126,7 +126,8 @@ impl Upstream for HttpUpstream {
         max_bytes: u64,
     ) -> Result<RawResponse, UpstreamError> {
         let parts = build_parts(tool, arguments).map_err(|e| self.failed(e.to_string()))?;
-        let mut method = Method::from_bytes(tool.method.as_upper().as_bytes()).unwrap_or(Method::GET);
+        let mut method =
+            Method::from_bytes(tool.method.as_upper().as_bytes()).unwrap_or(Method::GET);
         let start = format!("{}{}", self.base_url, parts.path);
         let mut url = Url::parse(&start)
             .map_err(|e| self.failed(format!("`{}` is not a valid URL: {e}", self.base_url)))?;
@@ -181,12 +182,10 @@ impl Upstream for HttpUpstream {
         };
         let status = response.status().as_u16();
         let retry_after = retry_after(response.headers());
-        let body = read_body(response, max_bytes)
-            .await
-            .map_err(|e| match e {
-                BodyError::Bound(read) => UpstreamError::ByteBound { read },
-                BodyError::Broken(e) => self.failed(connection_message(e)),
-            })?;
+        let body = read_body(response, max_bytes).await.map_err(|e| match e {
+            BodyError::Bound(read) => UpstreamError::ByteBound { read },
+            BodyError::Broken(e) => self.failed(connection_message(e)),
+        })?;
         Ok(RawResponse {
             status,
             retry_after,
@@ -207,7 +206,10 @@ enum BodyError {
 
 /// Reads the body chunk by chunk, stopping (and dropping the connection)
 /// as soon as it would pass `max_bytes`.
-async fn read_body(mut response: reqwest::Response, max_bytes: u64) -> Result<bytes::Bytes, BodyError> {
+async fn read_body(
+    mut response: reqwest::Response,
+    max_bytes: u64,
+) -> Result<bytes::Bytes, BodyError> {
     if let Some(length) = response.content_length() {
         if length > max_bytes {
             return Err(BodyError::Bound(0));
@@ -296,8 +298,14 @@ mod tests {
 
     #[test]
     fn base_urls_are_canonical() {
-        assert_eq!(canonical_base("HTTP://Shop.Example:80/"), "http://shop.example");
+        assert_eq!(
+            canonical_base("HTTP://Shop.Example:80/"),
+            "http://shop.example"
+        );
         assert_eq!(canonical_base("https://h:8443/api/"), "https://h:8443/api");
-        assert_ne!(canonical_base("http://127.0.0.1:1"), canonical_base("http://127.0.0.1:2"));
+        assert_ne!(
+            canonical_base("http://127.0.0.1:1"),
+            canonical_base("http://127.0.0.1:2")
+        );
     }
 }

@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use crate::{Tool, UpstreamError};
 
 pub use client::{canonical_base, HttpUpstream, MAX_REDIRECTS};
-pub use redact::Redactor;
 pub use credentials::{Credentials, Secret};
+pub use redact::Redactor;
 pub use request::{build_parts, RequestParts};
 pub use retry::{send_with_retry, FetchError};
 

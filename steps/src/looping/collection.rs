@@ -445,7 +445,10 @@ mod tests {
         assert_eq!(locate(&doc, Some(&explicit), ANY), Some(explicit.clone()));
         assert_eq!(locate(&doc, None, Declared::At(&explicit)), Some(explicit));
         // a declared path that is not there is not guessed at
-        assert_eq!(locate(&doc, None, Declared::At(&["nope".to_string()])), None);
+        assert_eq!(
+            locate(&doc, None, Declared::At(&["nope".to_string()])),
+            None
+        );
         assert_eq!(locate(&doc, Some(&["nope".to_string()]), ANY), None);
     }
 
