@@ -1,5 +1,6 @@
 //! `dragnet tools`: every tool of a document with method, path, and which
-//! parameters page it (and where), or why it cannot be walked.
+//! parameters page it (and where), or why it cannot be walked; the
+//! document's `operationId` beside any name that differs from it.
 
 use std::path::PathBuf;
 
@@ -25,7 +26,11 @@ pub struct ToolsArgs {
 pub fn run(args: ToolsArgs) -> Result<u8> {
     let toolkit = openapi::import_file(&args.spec)?;
     if args.json {
-        let list: Vec<Value> = toolkit.tools.iter().map(tool_json).collect();
+        let list: Vec<Value> = toolkit
+            .tools
+            .iter()
+            .map(|t| tool_json(t, toolkit.operation_id(&t.name)))
+            .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(EXIT_COMPLETE);
     }
@@ -49,14 +54,23 @@ pub fn run(args: ToolsArgs) -> Result<u8> {
         .min(48);
     for tool in &toolkit.tools {
         println!(
-            "{:<name_width$}  {:<6} {:<40} {}",
+            "{:<name_width$}  {:<6} {:<40} {}{}",
             tool.name,
             tool.method.as_upper(),
             tool.path,
-            paging_text(tool)
+            paging_text(tool),
+            original_text(&tool.name, toolkit.operation_id(&tool.name))
         );
     }
     Ok(EXIT_COMPLETE)
+}
+
+/// `  (operationId: café)` when the document's id is not the tool's name.
+fn original_text(name: &str, operation_id: Option<&str>) -> String {
+    match operation_id {
+        Some(id) if id != name => format!("  (operationId: {id})"),
+        _ => String::new(),
+    }
 }
 
 fn paging_text(tool: &Tool) -> String {
@@ -80,8 +94,10 @@ fn paging_text(tool: &Tool) -> String {
     }
 }
 
-/// `{"name","method","path","walkable","paging":{"size","page","offset","location"}}`.
-pub fn tool_json(tool: &Tool) -> Value {
+/// `{"name","operationId","method","path","walkable","paging":{"size","page","offset","location"}}`;
+/// `operationId` is the document's own (null when the tool is named by
+/// method and path), `name` the one to call it by (the id works too).
+pub fn tool_json(tool: &Tool, operation_id: Option<&str>) -> Value {
     let paging = match &tool.walkability {
         Walkability::Walkable(p) => {
             let (page, offset) = match &p.position {
@@ -94,6 +110,7 @@ pub fn tool_json(tool: &Tool) -> Value {
     };
     let mut v = json!({
         "name": tool.name,
+        "operationId": operation_id,
         "method": tool.method.as_upper(),
         "path": tool.path,
         "walkable": tool.walkability.is_walkable(),

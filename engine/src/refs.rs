@@ -2,14 +2,20 @@
 //! compiled, resolved when a step runs over `$.inputs`, `$.steps.<id>` and
 //! `$.trigger`. A plain path (`$.steps.fetch._loop.complete`) is resolved
 //! lazily over the step's raw JSON, touching only the objects on the way;
-//! anything else (wildcards, filters, slices) goes to jsonpath-rust over
-//! that one step's output.
+//! anything else (wildcards, filters, slices, `..`) is evaluated over that
+//! one step's output by `bounded`, which stops a ref that visits too many
+//! nodes or produces too many values, naming the ref and the limit.
+
+mod bounded;
+#[cfg(test)]
+mod bounded_tests;
+
+pub use bounded::{Exceeded, Limits, MAX_NODES_VISITED, MAX_VALUES_PRODUCED};
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use dragnet_steps::json;
-use jsonpath_rust::JsonPath;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -220,9 +226,19 @@ fn resolve_value(root: &Value, r: &RefExpr) -> Result<Value, RefError> {
 }
 
 fn query(root: &Value, r: &RefExpr) -> Result<Value, RefError> {
-    let found = root
-        .query(&r.relative)
+    query_with(root, r, Limits::default())
+}
+
+/// Resolves a non-plain ref over `root` within `limits`.
+fn query_with(root: &Value, r: &RefExpr, limits: Limits) -> Result<Value, RefError> {
+    let path = jsonpath_rust::parser::parse_json_path(&r.relative)
         .map_err(|e| RefError(format!("`{}`: {e}", r.text)))?;
+    let found = bounded::query(&path, root, limits).map_err(|e| {
+        RefError(format!(
+            "`{}` {e}; narrow the path (fewer `..` and wildcards) or read a smaller part of the output",
+            r.text
+        ))
+    })?;
     Ok(Value::Array(found.into_iter().cloned().collect()))
 }
 

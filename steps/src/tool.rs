@@ -1,6 +1,8 @@
 //! The tool model: one callable operation of a provider, as the importer
 //! produced it, with everything the loop layer needs to call and walk it.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use crate::looping::detect::{Paging, Walkability};
@@ -182,10 +184,32 @@ pub struct Toolkit {
     pub source: String,
     pub title: String,
     pub tools: Vec<Tool>,
+    /// The `operationId` each tool was imported from, as the document
+    /// wrote it (trimmed), by tool name; tools named by method and path
+    /// have none.
+    pub operation_ids: HashMap<String, String>,
 }
 
 impl Toolkit {
+    /// The tool called `name`, else the one tool whose original
+    /// `operationId` is `name` (an id the document gives several operations
+    /// names none of them: their distinct tool names do).
     pub fn tool(&self, name: &str) -> Option<&Tool> {
-        self.tools.iter().find(|t| t.name == name)
+        if let Some(tool) = self.tools.iter().find(|t| t.name == name) {
+            return Some(tool);
+        }
+        let mut by_id = self
+            .tools
+            .iter()
+            .filter(|t| self.operation_id(&t.name) == Some(name));
+        match (by_id.next(), by_id.next()) {
+            (Some(tool), None) => Some(tool),
+            _ => None,
+        }
+    }
+
+    /// The original `operationId` of the tool called `name`, if it had one.
+    pub fn operation_id(&self, name: &str) -> Option<&str> {
+        self.operation_ids.get(name).map(String::as_str)
     }
 }

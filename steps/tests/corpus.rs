@@ -114,7 +114,23 @@ fn openapi_corpus_imports_with_invariants_and_known_paging_facts() {
                 "{file}: {} input schema",
                 tool.name
             );
+            assert_eq!(kit.tool(&tool.name), Some(tool), "{file}: by name");
         }
+        // Every original operationId names its own tool, unless the
+        // document gives one id to several operations.
+        let ids: Vec<&str> = kit.operation_ids.values().map(String::as_str).collect();
+        let mut renamed = 0;
+        for (name, id) in &kit.operation_ids {
+            renamed += usize::from(name != id);
+            if ids.iter().filter(|i| *i == id).count() == 1 {
+                assert_eq!(
+                    kit.tool(id).map(|t| t.name.as_str()),
+                    Some(name.as_str()),
+                    "{file}: operationId `{id}`"
+                );
+            }
+        }
+        println!("{file}: {renamed} operationIds renamed");
     }
     known_facts(&all);
 }

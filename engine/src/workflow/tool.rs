@@ -1,5 +1,6 @@
 //! A tool step's `tool: provider.operation` resolved against the imported
-//! toolkits, and its literal `input` checked against the tool's arguments
+//! toolkits (`operation` is the tool's name or the document's original
+//! `operationId`, e.g. `shop.café`), and its literal `input` checked against the tool's arguments
 //! (unknown names, reserved `_` names, missing required arguments).
 
 use std::sync::Arc;
@@ -75,7 +76,13 @@ pub fn resolve(cx: &mut Ctx, at: &Cursor<'_>, text: &str, providers: &Providers)
                 .iter()
                 .map(|t| t.name.as_str())
                 .collect();
-            let hint = suggest(operation, names.iter().copied(), || {
+            let originals = found
+                .toolkit
+                .operation_ids
+                .iter()
+                .filter(|(name, id)| name != id)
+                .map(|(_, id)| id.as_str());
+            let hint = suggest(operation, names.iter().copied().chain(originals), || {
                 format!("; its tools are: {}", list(&names))
             });
             cx.error(

@@ -25,9 +25,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::tool::{Method, Tool, Toolkit};
+use crate::tool::{Method, Toolkit};
 use doc::{child, Doc, Resolved, Version};
-use naming::Names;
 use operation::{Built, Site};
 
 /// Reads and imports the document at `path`; messages name it by its
@@ -88,6 +87,7 @@ pub fn import_str(source: &str, text: &str) -> Result<Toolkit, Error> {
             )?);
         }
     }
+    let (tools, operation_ids) = naming::name_tools(built);
     Ok(Toolkit {
         source: source.to_string(),
         title: root
@@ -97,7 +97,8 @@ pub fn import_str(source: &str, text: &str) -> Result<Toolkit, Error> {
             .unwrap_or("")
             .trim()
             .to_string(),
-        tools: name_tools(built),
+        tools,
+        operation_ids,
     })
 }
 
@@ -143,31 +144,6 @@ fn version(source: &str, root: &Value) -> Result<Version, Error> {
         "",
         "not an OpenAPI document: no `openapi` or `swagger` version".into(),
     ))
-}
-
-/// Final names: sanitised `operationId`s first (so a method+path fallback
-/// never takes a name the document gave), then the fallbacks; clashes get
-/// `_2`, `_3`… Tools stay in document order.
-fn name_tools(built: Vec<Built>) -> Vec<Tool> {
-    let mut names = Names::default();
-    let mut chosen: Vec<Option<String>> = built
-        .iter()
-        .map(|b| b.operation_id.as_deref().map(|id| names.claim(id)))
-        .collect();
-    for (slot, b) in chosen.iter_mut().zip(&built) {
-        if slot.is_none() {
-            *slot = Some(names.claim(&b.fallback));
-        }
-    }
-    built
-        .into_iter()
-        .zip(chosen)
-        .map(|(b, name)| {
-            let mut tool = b.tool;
-            tool.name = name.unwrap_or_default();
-            tool
-        })
-        .collect()
 }
 
 #[cfg(test)]

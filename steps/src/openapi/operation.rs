@@ -15,10 +15,10 @@ use crate::tool::{Body, BodyArguments, Method, Tool};
 
 /// A tool as built from its operation, before the toolkit names it.
 pub(crate) struct Built {
-    /// The sanitised `operationId`, when there is a usable one.
+    /// The `operationId` as written (trimmed), when there is one.
     pub operation_id: Option<String>,
-    /// The method + path name, for when there is none.
-    pub fallback: String,
+    /// The operation's key under `paths` (fragment kept), for naming.
+    pub path_key: String,
     pub tool: Tool,
 }
 
@@ -139,11 +139,12 @@ pub(crate) fn build<'a>(doc: &Doc<'a>, site: Site<'a>) -> Result<Built, Error> {
 
     let text = |key: &str| op.get(key).and_then(Value::as_str);
     let operation_id = text("operationId")
-        .map(naming::sanitise)
-        .filter(|s| !s.is_empty());
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
     Ok(Built {
         operation_id,
-        fallback: naming::from_method_path(site.method, site.path),
+        path_key: site.path.to_string(),
         tool: Tool {
             name: String::new(),
             description: naming::description(text("summary"), text("description")),

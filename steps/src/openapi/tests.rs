@@ -124,25 +124,45 @@ fn names_sanitised_fallen_back_and_unique() {
             "/orders/{order_id}": {"get":{}, "delete":{"operationId":"orders.delete"}},
             "/dupes": {"get":{"operationId":"same"}, "put":{"operationId":"same"},
                        "post":{"operationId":"get_orders_order_id"}, "patch":{"operationId":"!!!"}},
-            "/long": {"get":{"operationId": long_id.clone()}, "put":{"operationId": long_id}}}),
+            "/long": {"get":{"operationId": long_id.clone()}, "put":{"operationId": long_id.clone()}}}),
         json!({}),
     );
     let names: Vec<&str> = kit.tools.iter().map(|t| t.name.as_str()).collect();
-    let a64 = "a".repeat(64);
-    let a62 = format!("{}_2", "a".repeat(62));
+    let hash = |s: &str| {
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(s.as_bytes());
+        d.iter()
+            .take(4)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let get_fallback = format!("get_orders_order_id_{}", hash("get /orders/{order_id}"));
+    let delete = "orders_delete".to_string();
+    let same_put = format!("same_{}", hash("put /dupes"));
+    let bangs = format!("patch_dupes_{}", hash("!!!"));
+    let long_get = format!("{}_{}", "a".repeat(55), hash(&long_id));
+    let long_put = format!("{}_{}", "a".repeat(55), hash("put /long"));
     assert_eq!(
         names,
         [
-            "get_orders_order_id_2",
-            "orders_delete",
+            get_fallback.as_str(),
+            delete.as_str(),
             "same",
-            "same_2",
+            same_put.as_str(),
             "get_orders_order_id",
-            "patch_dupes",
-            a64.as_str(),
-            a62.as_str(),
+            bangs.as_str(),
+            long_get.as_str(),
+            long_put.as_str(),
         ]
     );
+    // the document's own ids find their tools, unless an id is shared
+    assert_eq!(kit.tool("orders.delete").unwrap().name, delete);
+    assert_eq!(kit.tool("!!!").unwrap().name, bangs);
+    assert_eq!(kit.tool("same").unwrap().name, "same");
+    assert!(kit.tool(&long_id).is_none(), "two operations share it");
+    assert_eq!(kit.tool(&long_put).unwrap().method, Method::Put);
+    assert_eq!(kit.operation_id(&delete), Some("orders.delete"));
+    assert_eq!(kit.operation_id(&get_fallback), None);
 }
 
 #[test]
