@@ -4,7 +4,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::Utc;
 use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
@@ -17,6 +16,7 @@ use tokio::time::Instant;
 use super::branch::{decide, Decision};
 use super::inputs::resolve_inputs;
 use super::record::{RunRecord, RunStatus, StepRecord, StepStatus, StepVerdict};
+use super::step_error::{ProviderError, StepError};
 use super::tool_step::{self, CallContext};
 use super::{RunObserver, RunOptions};
 use crate::error::Error;
@@ -34,7 +34,7 @@ struct Finished {
 /// Everything step tasks share.
 struct Shared {
     workflow: Arc<Workflow>,
-    upstreams: HashMap<String, Result<HttpUpstream, String>>,
+    upstreams: HashMap<String, Result<HttpUpstream, ProviderError>>,
     calls: CallContext,
     semaphore: Semaphore,
 }
@@ -301,7 +301,7 @@ async fn run_step(shared: Arc<Shared>, index: usize, scope: Scope) -> Finished {
                     record.status = StepStatus::Succeeded;
                     decision = Some(d);
                 }
-                Err(e) => fail(&mut record, e.to_string()),
+                Err(e) => fail(&mut record, &StepError::from(e)),
             }
         }
         StepKind::Tool(t) => run_tool(&shared, step, t, &scope, &mut record).await,
@@ -324,13 +324,18 @@ async fn run_tool(
 ) {
     let upstream = match shared.upstreams.get(&t.provider) {
         Some(Ok(u)) => u,
-        Some(Err(e)) => return fail(record, e.clone()),
-        None => return fail(record, format!("unknown provider `{}`", t.provider)),
+        Some(Err(e)) => return fail(record, &StepError::Provider(e.clone())),
+        None => {
+            let unknown = ProviderError::Unknown {
+                provider: t.provider.clone(),
+            };
+            return fail(record, &unknown.into());
+        }
     };
     let refresh = shared.calls.cache.as_ref().is_some_and(|c| c.refresh);
     let prepared = match tool_step::prepare(t, scope, refresh) {
         Ok(p) => p,
-        Err(e) => return fail(record, e),
+        Err(e) => return fail(record, &e.into()),
     };
     let attempts = step.retry.map_or(1, |r| r.attempts.max(1));
     for attempt in 1..=attempts {
@@ -343,9 +348,9 @@ async fn run_tool(
             &shared.calls,
         );
         let outcome = match step.timeout {
-            Some(limit) => tokio::time::timeout(limit, call)
+            Some(after) => tokio::time::timeout(after, call)
                 .await
-                .unwrap_or_else(|_| Err(format!("timed out after {}", human(limit)))),
+                .unwrap_or(Err(StepError::Timeout { after })),
             None => call.await,
         };
         match outcome {
@@ -370,9 +375,12 @@ async fn run_tool(
                 return;
             }
             Err(e) => {
-                fail(record, e);
-                if shared.calls.cancel.is_cancelled() {
+                fail(record, &e);
+                if shared.calls.cancel.is_cancelled() || matches!(e, StepError::Cancelled) {
                     record.status = StepStatus::Cancelled;
+                    return;
+                }
+                if !e.is_retryable() {
                     return;
                 }
                 if attempt < attempts {
@@ -388,9 +396,9 @@ async fn run_tool(
     }
 }
 
-fn fail(record: &mut StepRecord, reason: String) {
+fn fail(record: &mut StepRecord, error: &StepError) {
     record.status = StepStatus::Failed;
-    record.reason = Some(reason);
+    record.reason = Some(error.to_string());
 }
 
 fn raw(v: &Value) -> Option<Arc<RawValue>> {
@@ -404,25 +412,17 @@ fn kind_name(step: &Step) -> &'static str {
     }
 }
 
-fn human(d: Duration) -> String {
-    if d.as_millis().is_multiple_of(1000) {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
-}
-
 /// The provider's client with its credentials read now; an error (a missing
 /// variable) fails only the steps that use the provider.
-fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, String> {
+fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, ProviderError> {
     let env = &options.env;
     let need = |var: &str| {
-        env(var).filter(|v| !v.is_empty()).ok_or_else(|| {
-            format!(
-                "provider `{}`: environment variable `{var}` is not set",
-                p.name
-            )
-        })
+        env(var)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| ProviderError::MissingVariable {
+                provider: p.name.clone(),
+                var: var.to_string(),
+            })
     };
     let credentials = match &p.credentials {
         CredentialsSpec::None => Credentials::None,
@@ -440,7 +440,10 @@ fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, String> 
         },
     };
     let base = options.base_urls.get(&p.name).unwrap_or(&p.base_url);
-    let mut up = HttpUpstream::new(base, credentials).map_err(|e| e.to_string())?;
+    let mut up = HttpUpstream::new(base, credentials).map_err(|error| ProviderError::Client {
+        provider: p.name.clone(),
+        error,
+    })?;
     for (name, value) in &p.headers {
         up = up.with_header(name, Secret::new(value.clone()));
     }

@@ -7,6 +7,7 @@ mod branch;
 mod executor;
 mod inputs;
 pub mod record;
+mod step_error;
 mod template;
 mod tool_step;
 
@@ -22,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 pub use executor::run;
 pub use inputs::{parse_input_pairs, resolve_inputs};
 pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepVerdict};
+pub use step_error::{InputError, ProviderError, StepError};
 
 /// Reads an environment variable (injected so tests and servers decide).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
