@@ -1,16 +1,21 @@
 //! How steps fail, against the demo shop over real HTTP: a step's `retry`
 //! tries again only what may succeed the second time (a transient upstream
-//! failure, not a bad argument or a 404), counted at the shop.
+//! failure, not a bad argument or a 404), counted at the shop; a step whose
+//! task panics fails alone, named, and the run goes on.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use dragnet_engine::run::{self, Quiet, RunOptions, RunRecord, StepStatus};
+use dragnet_engine::run::{
+    self, CallFuture, LoopLayer, Quiet, RunOptions, RunRecord, RunStatus, StepStatus, ToolRunner,
+};
 use dragnet_engine::workflow;
 use dragnet_shop::ShopHandle;
-use dragnet_steps::Limits;
+use dragnet_steps::http::HttpUpstream;
+use dragnet_steps::{Limits, Runtime, ToolCall};
+use serde_json::json;
 
 async fn shop() -> ShopHandle {
     dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0)))
@@ -104,4 +109,73 @@ async fn retries_skip_deterministic_failures_and_retry_transient_ones() {
     assert_eq!(transient.status, StepStatus::Succeeded, "{transient:?}");
     assert_eq!(transient.attempts, 2, "the 503 was tried again");
     assert_eq!(requests_to(&shop, "/orders"), 2);
+}
+
+/// The loop layer, except that a call for order 13 panics inside the
+/// step's task (a bug in a step, made to order).
+struct PanicsOnOrder13;
+
+impl ToolRunner for PanicsOnOrder13 {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+        upstream: &'a HttpUpstream,
+        runtime: &'a Runtime<'a>,
+    ) -> CallFuture<'a> {
+        Box::pin(async move {
+            if call.arguments.get("order_id") == Some(&json!(13)) {
+                panic!("order 13 is cursed");
+            }
+            LoopLayer.call(call, upstream, runtime).await
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_step_fails_alone_and_the_run_goes_on() {
+    let shop = shop().await;
+    let text = format!(
+        "name: panics\n{PROVIDERS}steps:
+  - id: cursed
+    tool: shop.getOrder
+    input: {{order_id: 13}}
+    retry: {{attempts: 3, delay: 10ms}}
+  - id: after_cursed
+    tool: shop.getOrder
+    input: {{order_id: {{ref: \"$.steps.cursed.id\"}}}}
+  - id: fine
+    tool: shop.getOrder
+    input: {{order_id: 1}}
+  - id: after_fine
+    tool: shop.getOrder
+    needs: [fine]
+    input: {{order_id: 2}}
+"
+    );
+    let record = run_text(
+        &text,
+        RunOptions {
+            tools: Arc::new(PanicsOnOrder13),
+            ..options(&shop)
+        },
+    )
+    .await;
+    assert_eq!(record.status, RunStatus::Failed, "{record:#?}");
+    let cursed = record.step("cursed").unwrap();
+    assert_eq!(cursed.status, StepStatus::Failed);
+    assert_eq!(
+        cursed.reason.as_deref(),
+        Some("step `cursed` panicked: order 13 is cursed")
+    );
+    assert_eq!(cursed.attempts, 1, "a panic is not retried");
+    assert!(cursed.finished_at.is_some());
+    let after = record.step("after_cursed").unwrap();
+    assert_eq!(after.status, StepStatus::Failed);
+    assert_eq!(after.reason.as_deref(), Some("dependency `cursed` failed"));
+    for id in ["fine", "after_fine"] {
+        let step = record.step(id).unwrap();
+        assert_eq!(step.status, StepStatus::Succeeded, "{step:?}");
+    }
+    assert_eq!(requests_to(&shop, "/orders/13"), 0);
+    assert_eq!(requests_to(&shop, "/orders/2"), 1);
 }

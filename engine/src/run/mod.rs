@@ -7,7 +7,9 @@ mod branch;
 mod executor;
 mod inputs;
 pub mod record;
+mod runner;
 mod step_error;
+mod step_task;
 mod template;
 mod tool_step;
 
@@ -23,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 pub use executor::run;
 pub use inputs::{parse_input_pairs, resolve_inputs};
 pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepVerdict};
+pub use runner::{CallFuture, LoopLayer, ToolRunner};
 pub use step_error::{InputError, ProviderError, StepError};
 
 /// Reads an environment variable (injected so tests and servers decide).
@@ -47,6 +50,8 @@ pub struct RunOptions {
     pub cancel: CancellationToken,
     /// The cache, for steps that opt in with `loop.cache`.
     pub cache: Option<RunCache>,
+    /// Makes tool steps' calls: the loop layer unless a caller wraps it.
+    pub tools: Arc<dyn ToolRunner>,
 }
 
 /// The deployment's cache as a run uses it. Workflows call with the
@@ -74,6 +79,7 @@ impl Default for RunOptions {
             env: Arc::new(|var| std::env::var(var).ok()),
             cancel: CancellationToken::new(),
             cache: None,
+            tools: Arc::new(LoopLayer),
         }
     }
 }

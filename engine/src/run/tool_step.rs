@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::step_error::{InputError, StepError};
 use super::template::resolve;
-use super::{RunCache, RunObserver};
+use super::{RunCache, RunObserver, ToolRunner};
 use crate::refs::Scope;
 use crate::workflow::model::ToolStep;
 
@@ -84,6 +84,7 @@ pub struct CallContext {
     pub observer: Arc<dyn RunObserver>,
     pub cancel: CancellationToken,
     pub cache: Option<RunCache>,
+    pub tools: Arc<dyn ToolRunner>,
 }
 
 impl CallContext {
@@ -129,7 +130,7 @@ pub async fn call(
         limits: ctx.limits.clone(),
         cache: ctx.cache_policy(step),
     };
-    Ok(dragnet_steps::execute(call, upstream, &runtime).await?)
+    Ok(ctx.tools.call(call, upstream, &runtime).await?)
 }
 
 /// Whether a result was cut short by cancellation.
