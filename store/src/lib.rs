@@ -15,6 +15,7 @@ mod error;
 mod observer;
 mod process;
 mod runs;
+mod setup_lock;
 mod sweeper;
 mod writer;
 
