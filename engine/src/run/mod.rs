@@ -6,6 +6,7 @@
 mod branch;
 mod executor;
 mod inputs;
+mod log;
 pub mod record;
 mod runner;
 mod step_error;
@@ -24,7 +25,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use executor::run;
 pub use inputs::{parse_input_pairs, resolve_inputs};
-pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepVerdict};
+pub use log::{LogFuture, RunLog, RunLogError, RunSummary};
+pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict};
 pub use runner::{CallFuture, LoopLayer, ToolRunner};
 pub use step_error::{InputError, ProviderError, StepError};
 

@@ -18,7 +18,7 @@ use tokio::task;
 use tokio::time::Instant;
 
 use super::branch::{decide, Decision};
-use super::record::{StepRecord, StepStatus, StepVerdict};
+use super::record::{StepRecord, StepStatus, StepType, StepVerdict};
 use super::step_error::{ProviderError, StepError};
 use super::tool_step::{self, CallContext};
 use crate::refs::Scope;
@@ -169,7 +169,7 @@ async fn run_tool(
                     complete: v.complete,
                     requests: v.requests,
                     item_count: v.item_count,
-                    stopped_by: v.stopped_by.map(|s| s.as_str()),
+                    stopped_by: v.stopped_by,
                     note: v.note.clone(),
                 });
                 record.output = RawValue::from_string(result.render_workflow())
@@ -214,9 +214,9 @@ fn raw(v: &Value) -> Option<Arc<RawValue>> {
     RawValue::from_string(v.to_string()).ok().map(Arc::from)
 }
 
-pub(super) fn kind_name(step: &Step) -> &'static str {
+pub(super) fn kind_name(step: &Step) -> StepType {
     match step.kind {
-        StepKind::Tool(_) => "tool",
-        StepKind::Branch(_) => "branch",
+        StepKind::Tool(_) => StepType::Tool,
+        StepKind::Branch(_) => StepType::Branch,
     }
 }
