@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
+use dragnet_engine::run::RunLog;
 
 use crate::config::Config;
 use crate::services::Services;
@@ -40,9 +41,11 @@ pub async fn runs(config: &Config, command: RunsCommand) -> Result<u8> {
 }
 
 async fn runs_inner(services: &Services, command: RunsCommand) -> Result<u8> {
+    // Runs are read through the engine's port, whatever keeps them.
+    let log: &dyn RunLog = &services.db;
     match command {
         RunsCommand::List { limit, json } => {
-            let list = services.db.list_runs(limit).await?;
+            let list = log.list(limit).await?;
             if json {
                 let rows: Vec<serde_json::Value> = list
                     .iter()
@@ -69,13 +72,13 @@ async fn runs_inner(services: &Services, command: RunsCommand) -> Result<u8> {
             }
         }
         RunsCommand::Show { run_id, json } => {
-            let Some(run) = services.db.get_run(&run_id).await? else {
+            let Some(run) = log.get(&run_id).await? else {
                 bail!("no run `{run_id}` in {}", services.db.backend());
             };
             if json {
                 println!("{}", serde_json::to_string_pretty(&run)?);
             } else {
-                print_run(&run);
+                print_run(&serde_json::to_value(&run)?);
             }
         }
     }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
-use dragnet_engine::run::{RunObserver, RunRecord, StepRecord, StepStatus};
+use dragnet_engine::run::{RunObserver, RunRecord, StepRecord, StepStatus, StepType};
 use dragnet_engine::workflow::model::Workflow;
 use dragnet_steps::progress::ProgressEvent;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -85,7 +85,10 @@ fn status_text(r: &StepRecord) -> String {
     let base = match r.status {
         StepStatus::Succeeded => match &r.verdict {
             Some(v) if !v.complete => {
-                format!("succeeded, PARTIAL ({})", v.stopped_by.unwrap_or("?"))
+                format!(
+                    "succeeded, PARTIAL ({})",
+                    v.stopped_by.map_or("?", |s| s.as_str())
+                )
             }
             _ => "succeeded".to_string(),
         },
@@ -94,6 +97,7 @@ fn status_text(r: &StepRecord) -> String {
         StepStatus::Cancelled => "cancelled".to_string(),
         StepStatus::Pending => "pending".to_string(),
         StepStatus::Running => "running".to_string(),
+        StepStatus::Interrupted => "interrupted".to_string(),
     };
     match &r.reason {
         Some(reason) => format!("{base} — {reason}"),
@@ -150,7 +154,7 @@ pub fn print_summary(record: &RunRecord) {
     let leaves: Vec<&StepRecord> = record
         .steps
         .iter()
-        .filter(|s| s.status == StepStatus::Succeeded && s.kind == "tool")
+        .filter(|s| s.status == StepStatus::Succeeded && s.kind == StepType::Tool)
         .collect();
     if let Some(last) = leaves.last() {
         if let Some(out) = &last.output {

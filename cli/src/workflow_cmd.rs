@@ -152,7 +152,7 @@ pub fn exit_code(record: &RunRecord) -> u8 {
         RunStatus::Succeeded => EXIT_COMPLETE,
         RunStatus::Partial => EXIT_PARTIAL,
         RunStatus::Cancelled => EXIT_CANCELLED,
-        RunStatus::Failed | RunStatus::Running => EXIT_ERROR,
+        RunStatus::Failed | RunStatus::Running | RunStatus::Interrupted => EXIT_ERROR,
     }
 }
 

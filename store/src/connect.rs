@@ -1,6 +1,8 @@
 //! Opening a `Db` from a URL: `postgres://…`/`postgresql://…` or
 //! `sqlite://…`. SQLite files (and their folders) are created when missing
-//! and opened in WAL mode with a busy timeout. A PostgreSQL server that does
+//! and opened in WAL mode with a busy timeout; the first connection to a
+//! file is made holding its setup lock, so that one process at a time
+//! switches a new file to WAL. A PostgreSQL server that does
 //! not answer gets an error naming where it was looked for and what to
 //! start; no error or log line ever shows a password from the URL.
 
@@ -14,11 +16,12 @@ use sqlx::{Connection, PgConnection};
 
 use crate::db::Db;
 use crate::error::{Error, Result};
+use crate::setup_lock;
 
 /// How long the first PostgreSQL connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a statement waits for a pooled connection.
-const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long SQLite waits on a lock held by another writer.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 const POSTGRES_CONNECTIONS: u32 = 10;
@@ -127,6 +130,11 @@ async fn connect_sqlite(url: &str) -> Result<Db> {
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(BUSY_TIMEOUT)
         .foreign_keys(true);
+    let setup = match in_memory {
+        true => None,
+        false => Some(setup_lock::acquire(&path, ACQUIRE_TIMEOUT).await?),
+    };
+    // The pool opens its first connection now (setting WAL on a new file).
     let pool = SqlitePoolOptions::new()
         .max_connections(SQLITE_CONNECTIONS)
         .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -136,6 +144,7 @@ async fn connect_sqlite(url: &str) -> Result<Db> {
             path: path.clone(),
             reason: e.to_string(),
         })?;
+    drop(setup);
     tracing::debug!(backend = "sqlite", path = %path.display(), "connected");
     Ok(Db::Sqlite(pool))
 }

@@ -9,7 +9,9 @@ use chrono::{DateTime, SubsecRound, Utc};
 use sqlx::migrate::Migrator;
 use sqlx::{PgPool, SqlitePool};
 
+use crate::connect::ACQUIRE_TIMEOUT;
 use crate::error::{Error, Result};
+use crate::setup_lock;
 
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
@@ -37,12 +39,23 @@ impl Db {
     }
 
     /// Applies the embedded migrations; running it again changes nothing.
+    /// Processes migrating one store at once take turns: PostgreSQL's
+    /// migrator holds an advisory lock, and on a SQLite file the migrations
+    /// run holding the file's setup lock.
     pub async fn migrate(&self) -> Result<()> {
         let backend = self.backend();
         let map = |source| Error::Migrate { backend, source };
         match self {
             Db::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await.map_err(map),
-            Db::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await.map_err(map),
+            Db::Sqlite(pool) => {
+                let file = pool.connect_options().get_filename().to_path_buf();
+                // An in-memory database has no file, and no other process.
+                let _setup = match file.is_file() {
+                    true => Some(setup_lock::acquire(&file, ACQUIRE_TIMEOUT).await?),
+                    false => None,
+                };
+                SQLITE_MIGRATIONS.run(pool).await.map_err(map)
+            }
         }
     }
 

@@ -31,6 +31,11 @@ pub enum Error {
     #[error("cannot open SQLite database {path}: {reason}")]
     SqliteOpen { path: PathBuf, reason: String },
 
+    /// The lock serialising first-time setup of a SQLite file could not be
+    /// taken.
+    #[error("cannot take the setup lock {path}: {reason}")]
+    SetupLock { path: PathBuf, reason: String },
+
     /// Applying the embedded migrations failed.
     #[error("migrating the {backend} schema: {source}")]
     Migrate {

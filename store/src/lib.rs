@@ -3,8 +3,8 @@
 //! migrations: the cache of complete walks behind dragnet-steps'
 //! `CacheStore` seam (compressed at rest, scoped, swept when expired), and
 //! run records written as runs progress (`StoreObserver`), read back as the
-//! JSON the engine's `RunRecord` serializes to, with runs whose process died
-//! marked `interrupted`.
+//! engine's typed records through its `RunLog` port, with runs whose process
+//! died marked `interrupted`.
 #![forbid(unsafe_code)]
 
 mod cache;
@@ -15,6 +15,7 @@ mod error;
 mod observer;
 mod process;
 mod runs;
+mod setup_lock;
 mod sweeper;
 mod writer;
 
@@ -25,5 +26,5 @@ pub use db::{default_url, Db};
 pub use error::{Error, Result};
 pub use observer::{ObserverOptions, StoreObserver};
 pub use process::{hostname, pid_alive};
-pub use runs::{RunOwner, RunSummary, INTERRUPTED};
+pub use runs::RunOwner;
 pub use sweeper::spawn_sweeper;

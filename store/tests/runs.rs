@@ -1,6 +1,7 @@
 //! Run records on both backends: written by `StoreObserver` as the run
-//! progresses (checked after each event), read back in `RunRecord`'s JSON
-//! shape, listed newest first, heartbeats, and interrupted runs.
+//! progresses (checked after each event), read back as typed records
+//! through the engine's `RunLog` (serializing exactly as written), listed
+//! newest first, heartbeats, and interrupted runs.
 
 mod common;
 
@@ -12,8 +13,11 @@ use std::time::Duration;
 use anyhow::{ensure, Context};
 use chrono::{DateTime, Duration as Span, Utc};
 use common::{t0, TestClock};
-use dragnet_engine::run::{RunObserver, RunRecord, RunStatus, StepRecord, StepStatus, StepVerdict};
+use dragnet_engine::run::{
+    RunLog, RunObserver, RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict,
+};
 use dragnet_steps::cache::WallClock;
+use dragnet_steps::StopReason;
 use dragnet_store::{pid_alive, Db, ObserverOptions, RunOwner, StoreObserver};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
@@ -26,6 +30,7 @@ on_both_backends!(
     a_run_never_heard_starting_is_written_whole,
     cancellation_still_writes_the_final_status,
     dead_processes_and_stale_heartbeats_interrupt_runs,
+    runs_read_back_typed_through_the_run_log,
 );
 
 fn owner() -> RunOwner {
@@ -46,15 +51,15 @@ fn record(run_id: &str, started_at: DateTime<Utc>) -> RunRecord {
         duration_ms: 0,
         inputs: json!({"since": "2025-01-01", "limit": 5}),
         steps: vec![
-            StepRecord::pending("fetch", "tool"),
-            StepRecord::pending("decide", "branch"),
-            StepRecord::pending("report", "tool"),
+            StepRecord::pending("fetch", StepType::Tool),
+            StepRecord::pending("decide", StepType::Branch),
+            StepRecord::pending("report", StepType::Tool),
         ],
     }
 }
 
 fn finished_fetch(at: DateTime<Utc>) -> StepRecord {
-    let mut step = StepRecord::pending("fetch", "tool");
+    let mut step = StepRecord::pending("fetch", StepType::Tool);
     step.status = StepStatus::Succeeded;
     step.started_at = Some(at);
     step.finished_at = Some(at + Span::milliseconds(1500));
@@ -64,7 +69,7 @@ fn finished_fetch(at: DateTime<Utc>) -> StepRecord {
         complete: false,
         requests: 20,
         item_count: 2000,
-        stopped_by: Some("pages"),
+        stopped_by: Some(StopReason::Pages),
         note: "stopped after 20 pages".into(),
     });
     let output = r#"{"data":[{"id":1},{"id":2}],"_loop":{"complete":false,"requests":20}}"#;
@@ -88,8 +93,10 @@ fn observer(
     StoreObserver::start(db.clone(), clock, options, tracker, cancel)
 }
 
+/// The stored run as it serializes (to compare with what was written).
 async fn run_json(db: &Db, run_id: &str) -> anyhow::Result<Value> {
-    db.get_run(run_id).await?.context("the run is stored")
+    let run = db.get_run(run_id).await?.context("the run is stored")?;
+    Ok(serde_json::to_value(run)?)
 }
 
 async fn records_are_written_as_the_run_progresses(db: Db) -> anyhow::Result<()> {
@@ -112,7 +119,7 @@ async fn records_are_written_as_the_run_progresses(db: Db) -> anyhow::Result<()>
         "run_started: {stored:#}"
     );
     let listed = db.list_runs(10).await?;
-    ensure!(listed.len() == 1 && listed[0].status == "running" && listed[0].steps == 3);
+    ensure!(listed.len() == 1 && listed[0].status == RunStatus::Running && listed[0].steps == 3);
 
     clock.advance(Span::milliseconds(10));
     obs.step_started("fetch");
@@ -132,7 +139,7 @@ async fn records_are_written_as_the_run_progresses(db: Db) -> anyhow::Result<()>
         stored["steps"][0]
     );
 
-    let mut decide = StepRecord::pending("decide", "branch");
+    let mut decide = StepRecord::pending("decide", StepType::Branch);
     decide.status = StepStatus::Skipped;
     decide.reason = Some("branch `check` chose `else`".into());
     obs.step_finished(&decide);
@@ -143,7 +150,7 @@ async fn records_are_written_as_the_run_progresses(db: Db) -> anyhow::Result<()>
 
     clock.advance(Span::seconds(2));
     obs.step_started("report");
-    let mut report = StepRecord::pending("report", "tool");
+    let mut report = StepRecord::pending("report", StepType::Tool);
     report.status = StepStatus::Failed;
     report.reason = Some("upstream 500 after 3 attempts".into());
     report.started_at = Some(clock.now());
@@ -153,7 +160,7 @@ async fn records_are_written_as_the_run_progresses(db: Db) -> anyhow::Result<()>
     obs.step_finished(&report);
     obs.flush().await;
     let summary = &db.list_runs(10).await?[0];
-    ensure!(summary.failed == 1 && summary.skipped == 1 && summary.status == "running");
+    ensure!(summary.failed == 1 && summary.skipped == 1 && summary.status == RunStatus::Running);
 
     run.steps = vec![fetch, decide, report];
     run.finished_at = Some(clock.now() + Span::milliseconds(31));
@@ -168,7 +175,9 @@ async fn records_are_written_as_the_run_progresses(db: Db) -> anyhow::Result<()>
     );
     let summary = &db.list_runs(10).await?[0];
     ensure!(
-        summary.status == "failed" && summary.duration_ms == 2041 && summary.started_at == t0()
+        summary.status == RunStatus::Failed
+            && summary.duration_ms == 2041
+            && summary.started_at == t0()
     );
     tracker.close();
     tracker.wait().await;
@@ -255,7 +264,7 @@ async fn a_run_never_heard_starting_is_written_whole(db: Db) -> anyhow::Result<(
         cancel,
     );
     obs.step_started("fetch");
-    obs.step_finished(&StepRecord::pending("ghost", "tool"));
+    obs.step_finished(&StepRecord::pending("ghost", StepType::Tool));
     let mut run = record("late", t0());
     run.steps[0] = finished_fetch(t0());
     run.finished_at = Some(t0() + Span::seconds(2));
@@ -371,12 +380,82 @@ async fn dead_processes_and_stale_heartbeats_interrupt_runs(db: Db) -> anyhow::R
     }
     ensure!(run_json(&db, "done").await?["status"] == "succeeded");
     let listed = db.list_runs(10).await?;
-    ensure!(listed.iter().filter(|r| r.status == "interrupted").count() == 2);
+    ensure!(
+        listed
+            .iter()
+            .filter(|r| r.status == RunStatus::Interrupted)
+            .count()
+            == 2
+    );
     ensure!(
         db.mark_interrupted(here, &pid_alive, Duration::from_secs(120), now)
             .await?
             == 0,
         "once"
     );
+    Ok(())
+}
+
+async fn runs_read_back_typed_through_the_run_log(db: Db) -> anyhow::Result<()> {
+    let here = "this-host";
+    let dead = RunOwner {
+        host: here.into(),
+        pid: dead_pid()?,
+    };
+    let mut run = record("typed", t0());
+    run.steps[0] = finished_fetch(t0());
+    run.steps[1].status = StepStatus::Running;
+    run.steps[1].started_at = Some(t0() + Span::seconds(2));
+    db.write_run(&run, &dead, t0() + Span::seconds(3)).await?;
+    let mut done = record("done", t0() + Span::minutes(1));
+    done.steps[0] = finished_fetch(t0() + Span::minutes(1));
+    done.finished_at = Some(t0() + Span::minutes(2));
+    done.settle(false);
+    db.write_run(&done, &dead, t0() + Span::minutes(2)).await?;
+    db.mark_interrupted(
+        here,
+        &pid_alive,
+        Duration::from_secs(120),
+        t0() + Span::hours(1),
+    )
+    .await?;
+
+    // Read as a reader of runs does: through the port, not the store.
+    let log: &dyn RunLog = &db;
+    let got = log.get("typed").await?.context("stored")?;
+    ensure!(got.status == RunStatus::Interrupted, "{:?}", got.status);
+    ensure!(got.steps[1].status == StepStatus::Interrupted);
+    ensure!(got.steps[1]
+        .reason
+        .as_deref()
+        .is_some_and(|r| r.contains("gone")));
+    ensure!(got.steps[2].status == StepStatus::Pending && got.steps[2].started_at.is_none());
+    let kinds: Vec<StepType> = got.steps.iter().map(|s| s.kind).collect();
+    ensure!(kinds == [StepType::Tool, StepType::Branch, StepType::Tool]);
+    let fetch = &got.steps[0];
+    ensure!(fetch.verdict == run.steps[0].verdict, "{:?}", fetch.verdict);
+    ensure!(fetch.verdict.as_ref().and_then(|v| v.stopped_by) == Some(StopReason::Pages));
+    ensure!(fetch.attempts == 1 && fetch.duration_ms == 1500);
+    ensure!(
+        fetch.output.as_ref().map(|o| o.get()) == run.steps[0].output.as_ref().map(|o| o.get()),
+        "the output is the JSON text written"
+    );
+    ensure!(got.inputs == run.inputs && got.started_at == t0());
+    ensure!(log.get("nope").await?.is_none());
+
+    let listed = log.list(10).await?;
+    let statuses: Vec<(&str, RunStatus)> = listed
+        .iter()
+        .map(|r| (r.run_id.as_str(), r.status))
+        .collect();
+    ensure!(
+        statuses
+            == [
+                ("done", RunStatus::Partial),
+                ("typed", RunStatus::Interrupted)
+            ],
+        "{statuses:?}"
+    );
+    ensure!(listed[1].steps == 3 && listed[1].failed == 0);
     Ok(())
 }

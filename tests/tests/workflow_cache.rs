@@ -127,7 +127,7 @@ async fn opted_in_steps_are_served_from_the_cache(db: Db) -> anyhow::Result<()> 
     // every run was recorded, with its steps
     let runs = db.list_runs(10).await?;
     assert_eq!(runs.len(), 4);
-    let stored = db.get_run(&second.run_id).await?.unwrap();
+    let stored = serde_json::to_value(db.get_run(&second.run_id).await?.unwrap())?;
     assert_eq!(stored["status"], "succeeded");
     assert_eq!(stored["steps"][0]["verdict"]["complete"], true);
     shop.shutdown().await;

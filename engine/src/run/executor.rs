@@ -4,40 +4,25 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::Utc;
 use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
 use serde_json::value::RawValue;
-use serde_json::Value;
 use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
+use tokio::task::{self, JoinSet};
 use tokio::time::Instant;
 
-use super::branch::{decide, Decision};
+use super::branch::Decision;
 use super::inputs::resolve_inputs;
-use super::record::{RunRecord, RunStatus, StepRecord, StepStatus, StepVerdict};
-use super::tool_step::{self, CallContext};
+use super::record::{RunRecord, RunStatus, StepRecord, StepStatus};
+use super::step_error::ProviderError;
+use super::step_task::{abnormal_end, kind_name, run_step, Finished, Shared};
+use super::tool_step::CallContext;
 use super::{RunObserver, RunOptions};
 use crate::error::Error;
 use crate::plan::{Edge, Plan};
 use crate::refs::Scope;
-use crate::workflow::model::{CredentialsSpec, Provider, Step, StepId, StepKind, Workflow};
-
-/// What a finished step task reports back.
-struct Finished {
-    index: usize,
-    record: StepRecord,
-    decision: Option<Decision>,
-}
-
-/// Everything step tasks share.
-struct Shared {
-    workflow: Arc<Workflow>,
-    upstreams: HashMap<String, Result<HttpUpstream, String>>,
-    calls: CallContext,
-    semaphore: Semaphore,
-}
+use crate::workflow::model::{CredentialsSpec, Provider, StepId, Workflow};
 
 /// Runs `workflow` to the end (or until cancelled) and returns its record.
 pub async fn run(
@@ -91,6 +76,7 @@ pub async fn run(
             observer: observer.clone(),
             cancel: options.cancel.clone(),
             cache: options.cache.clone(),
+            tools: options.tools.clone(),
         },
         semaphore: Semaphore::new(options.concurrency.max(1)),
     });
@@ -100,6 +86,8 @@ pub async fn run(
     let mut outputs: HashMap<StepId, Arc<RawValue>> = HashMap::new();
     let mut decisions: HashMap<usize, Decision> = HashMap::new();
     let mut tasks: JoinSet<Finished> = JoinSet::new();
+    // Which step each task runs, so a task that ends abnormally is named.
+    let mut task_steps: HashMap<task::Id, usize> = HashMap::new();
     let mut cancelled = false;
 
     // Dependency counters: a step is ready when its count reaches zero.
@@ -153,7 +141,8 @@ pub async fn run(
                             .collect(),
                     };
                     let shared = shared.clone();
-                    tasks.spawn(async move { run_step(shared, i, scope).await });
+                    let handle = tasks.spawn(async move { run_step(shared, i, scope).await });
+                    task_steps.insert(handle.id(), i);
                 }
             }
         }
@@ -161,16 +150,19 @@ pub async fn run(
             break;
         }
         tokio::select! {
-            joined = tasks.join_next() => {
+            joined = tasks.join_next_with_id() => {
                 let Some(joined) = joined else { continue };
                 let done = match joined {
-                    Ok(done) => done,
-                    Err(e) => {
-                        // A step task panicked: the run cannot tell which; stop cleanly.
-                        tracing::error!(error = %e, "a step task ended abnormally");
-                        options.cancel.cancel();
-                        continue;
+                    Ok((id, done)) => {
+                        task_steps.remove(&id);
+                        done
                     }
+                    // A step catches its own panics; this is what is left
+                    // around its body. The step fails, named; the run goes on.
+                    Err(e) => match task_steps.remove(&e.id()) {
+                        Some(i) => abnormal_end(&workflow.steps[i], i, e),
+                        None => continue,
+                    },
                 };
                 if let Some(output) = &done.record.output {
                     outputs.insert(workflow.steps[done.index].id.clone(), output.clone());
@@ -284,145 +276,17 @@ fn settle_before_start(
     None
 }
 
-async fn run_step(shared: Arc<Shared>, index: usize, scope: Scope) -> Finished {
-    let step = &shared.workflow.steps[index];
-    let mut record = StepRecord::pending(step.id.as_str(), kind_name(step));
-    let _permit = shared.semaphore.acquire().await;
-    record.status = StepStatus::Running;
-    record.started_at = Some(Utc::now());
-    let started = Instant::now();
-    let mut decision = None;
-    match &step.kind {
-        StepKind::Branch(b) => {
-            record.attempts = 1;
-            match decide(b, &scope) {
-                Ok((d, value)) => {
-                    record.output = raw(&d.output(&value));
-                    record.status = StepStatus::Succeeded;
-                    decision = Some(d);
-                }
-                Err(e) => fail(&mut record, e.to_string()),
-            }
-        }
-        StepKind::Tool(t) => run_tool(&shared, step, t, &scope, &mut record).await,
-    }
-    record.finished_at = Some(Utc::now());
-    record.duration_ms = started.elapsed().as_millis() as u64;
-    Finished {
-        index,
-        record,
-        decision,
-    }
-}
-
-async fn run_tool(
-    shared: &Shared,
-    step: &Step,
-    t: &crate::workflow::model::ToolStep,
-    scope: &Scope,
-    record: &mut StepRecord,
-) {
-    let upstream = match shared.upstreams.get(&t.provider) {
-        Some(Ok(u)) => u,
-        Some(Err(e)) => return fail(record, e.clone()),
-        None => return fail(record, format!("unknown provider `{}`", t.provider)),
-    };
-    let refresh = shared.calls.cache.as_ref().is_some_and(|c| c.refresh);
-    let prepared = match tool_step::prepare(t, scope, refresh) {
-        Ok(p) => p,
-        Err(e) => return fail(record, e),
-    };
-    let attempts = step.retry.map_or(1, |r| r.attempts.max(1));
-    for attempt in 1..=attempts {
-        record.attempts = attempt;
-        let call = tool_step::call(
-            t,
-            step.id.as_str(),
-            prepared.clone(),
-            upstream,
-            &shared.calls,
-        );
-        let outcome = match step.timeout {
-            Some(limit) => tokio::time::timeout(limit, call)
-                .await
-                .unwrap_or_else(|_| Err(format!("timed out after {}", human(limit)))),
-            None => call.await,
-        };
-        match outcome {
-            Ok(result) => {
-                let v = &result.verdict;
-                record.verdict = Some(StepVerdict {
-                    complete: v.complete,
-                    requests: v.requests,
-                    item_count: v.item_count,
-                    stopped_by: v.stopped_by.map(|s| s.as_str()),
-                    note: v.note.clone(),
-                });
-                record.output = RawValue::from_string(result.render_workflow())
-                    .ok()
-                    .map(Arc::from);
-                record.status = if tool_step::was_cancelled(&result) {
-                    StepStatus::Cancelled
-                } else {
-                    StepStatus::Succeeded
-                };
-                record.reason = None;
-                return;
-            }
-            Err(e) => {
-                fail(record, e);
-                if shared.calls.cancel.is_cancelled() {
-                    record.status = StepStatus::Cancelled;
-                    return;
-                }
-                if attempt < attempts {
-                    if let Some(r) = step.retry {
-                        tokio::select! {
-                            _ = tokio::time::sleep(r.delay) => {}
-                            _ = shared.calls.cancel.cancelled() => { record.status = StepStatus::Cancelled; return; }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn fail(record: &mut StepRecord, reason: String) {
-    record.status = StepStatus::Failed;
-    record.reason = Some(reason);
-}
-
-fn raw(v: &Value) -> Option<Arc<RawValue>> {
-    RawValue::from_string(v.to_string()).ok().map(Arc::from)
-}
-
-fn kind_name(step: &Step) -> &'static str {
-    match step.kind {
-        StepKind::Tool(_) => "tool",
-        StepKind::Branch(_) => "branch",
-    }
-}
-
-fn human(d: Duration) -> String {
-    if d.as_millis().is_multiple_of(1000) {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
-}
-
 /// The provider's client with its credentials read now; an error (a missing
 /// variable) fails only the steps that use the provider.
-fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, String> {
+fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, ProviderError> {
     let env = &options.env;
     let need = |var: &str| {
-        env(var).filter(|v| !v.is_empty()).ok_or_else(|| {
-            format!(
-                "provider `{}`: environment variable `{var}` is not set",
-                p.name
-            )
-        })
+        env(var)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| ProviderError::MissingVariable {
+                provider: p.name.clone(),
+                var: var.to_string(),
+            })
     };
     let credentials = match &p.credentials {
         CredentialsSpec::None => Credentials::None,
@@ -440,7 +304,10 @@ fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, String> 
         },
     };
     let base = options.base_urls.get(&p.name).unwrap_or(&p.base_url);
-    let mut up = HttpUpstream::new(base, credentials).map_err(|e| e.to_string())?;
+    let mut up = HttpUpstream::new(base, credentials).map_err(|error| ProviderError::Client {
+        provider: p.name.clone(),
+        error,
+    })?;
     for (name, value) in &p.headers {
         up = up.with_header(name, Secret::new(value.clone()));
     }

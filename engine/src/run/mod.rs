@@ -6,7 +6,11 @@
 mod branch;
 mod executor;
 mod inputs;
+mod log;
 pub mod record;
+mod runner;
+mod step_error;
+mod step_task;
 mod template;
 mod tool_step;
 
@@ -21,7 +25,10 @@ use tokio_util::sync::CancellationToken;
 
 pub use executor::run;
 pub use inputs::{parse_input_pairs, resolve_inputs};
-pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepVerdict};
+pub use log::{LogFuture, RunLog, RunLogError, RunSummary};
+pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict};
+pub use runner::{CallFuture, LoopLayer, ToolRunner};
+pub use step_error::{InputError, ProviderError, StepError};
 
 /// Reads an environment variable (injected so tests and servers decide).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -45,6 +52,8 @@ pub struct RunOptions {
     pub cancel: CancellationToken,
     /// The cache, for steps that opt in with `loop.cache`.
     pub cache: Option<RunCache>,
+    /// Makes tool steps' calls: the loop layer unless a caller wraps it.
+    pub tools: Arc<dyn ToolRunner>,
 }
 
 /// The deployment's cache as a run uses it. Workflows call with the
@@ -72,6 +81,7 @@ impl Default for RunOptions {
             env: Arc::new(|var| std::env::var(var).ok()),
             cancel: CancellationToken::new(),
             cache: None,
+            tools: Arc::new(LoopLayer),
         }
     }
 }

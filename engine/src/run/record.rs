@@ -1,15 +1,19 @@
 //! Run records: what every run and step did — status, timing, verdicts,
-//! outputs, errors and skip reasons — serializable for `--json` and stores.
+//! outputs, errors and skip reasons — typed both ways: serialized for
+//! `--json` and stores, and read back (from a store, a `--output` file)
+//! into the same types. Statuses are closed enums, `interrupted` included.
 
+use std::fmt;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use dragnet_steps::StopReason;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// How a step ended (or that it has not yet).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
     Pending,
@@ -18,10 +22,12 @@ pub enum StepStatus {
     Failed,
     Skipped,
     Cancelled,
+    /// It was running when its run's process died (set by a store).
+    Interrupted,
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Running,
@@ -31,43 +37,106 @@ pub enum RunStatus {
     Partial,
     Failed,
     Cancelled,
+    /// Its process died before it finished (set by a store, never by a run).
+    Interrupted,
+}
+
+impl StepStatus {
+    /// The snake_case name it is stored and printed by.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::Running => "running",
+            StepStatus::Succeeded => "succeeded",
+            StepStatus::Failed => "failed",
+            StepStatus::Skipped => "skipped",
+            StepStatus::Cancelled => "cancelled",
+            StepStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl RunStatus {
+    /// The snake_case name it is stored and printed by.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Succeeded => "succeeded",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl fmt::Display for StepStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// Which kind of step a record is of (the workflow file's `type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepType {
+    Tool,
+    Branch,
+}
+
+impl StepType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepType::Tool => "tool",
+            StepType::Branch => "branch",
+        }
+    }
 }
 
 /// The verdict of a tool step, as in its `_loop`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepVerdict {
     pub complete: bool,
     pub requests: u32,
     pub item_count: usize,
-    pub stopped_by: Option<&'static str>,
+    /// `null` when complete; otherwise spelled as SPEC §3.3 (`wall_clock`…).
+    #[serde(with = "stop_reason")]
+    pub stopped_by: Option<StopReason>,
     pub note: String,
 }
 
 /// One step of a run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepRecord {
     pub id: String,
-    pub kind: &'static str,
+    pub kind: StepType,
     pub status: StepStatus,
     /// Why it was skipped or failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<DateTime<Utc>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<DateTime<Utc>>,
     pub duration_ms: u64,
     pub attempts: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<StepVerdict>,
-    /// The step's output (tool payload with `_loop`, or the branch decision).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The step's output (tool payload with `_loop`, or the branch decision),
+    /// kept as the raw JSON it was written as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<Arc<RawValue>>,
 }
 
 impl StepRecord {
-    pub fn pending(id: &str, kind: &'static str) -> Self {
+    pub fn pending(id: &str, kind: StepType) -> Self {
         StepRecord {
             id: id.to_string(),
             kind,
@@ -88,14 +157,14 @@ impl StepRecord {
 }
 
 /// One run of a workflow.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     pub run_id: String,
     pub workflow: String,
     pub source: String,
     pub status: RunStatus,
     pub started_at: DateTime<Utc>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<DateTime<Utc>>,
     pub duration_ms: u64,
     pub inputs: Value,
@@ -123,5 +192,121 @@ impl RunRecord {
         } else {
             RunStatus::Succeeded
         };
+    }
+}
+
+/// `stoppedBy` as SPEC spells it: `StopReason::as_str` both ways.
+mod stop_reason {
+    use dragnet_steps::StopReason;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &Option<StopReason>, s: S) -> Result<S::Ok, S::Error> {
+        match r {
+            Some(r) => s.serialize_str(r.as_str()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<StopReason>, D::Error> {
+        let Some(name) = Option::<String>::deserialize(d)? else {
+            return Ok(None);
+        };
+        StopReason::parse(&name).map(Some).ok_or_else(|| {
+            let names: Vec<&str> = StopReason::ALL.iter().map(|r| r.as_str()).collect();
+            serde::de::Error::custom(format!(
+                "unknown stoppedBy `{name}`; expected one of {}",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(stopped_by: Option<StopReason>) -> StepRecord {
+        let mut step = StepRecord::pending("orders", StepType::Tool);
+        step.status = StepStatus::Succeeded;
+        step.started_at = DateTime::from_timestamp_millis(1_700_000_000_123);
+        step.attempts = 1;
+        step.verdict = Some(StepVerdict {
+            complete: stopped_by.is_none(),
+            requests: 20,
+            item_count: 2000,
+            stopped_by,
+            note: "stopped after 20 pages".into(),
+        });
+        step.output = RawValue::from_string(r#"{"data":[1,2],"_loop":{}}"#.into())
+            .ok()
+            .map(Arc::from);
+        step
+    }
+
+    #[test]
+    fn a_record_reads_back_as_it_was_written() {
+        let run = RunRecord {
+            run_id: "run_1".into(),
+            workflow: "audit".into(),
+            source: "audit.yaml".into(),
+            status: RunStatus::Interrupted,
+            started_at: DateTime::from_timestamp_millis(1_700_000_000_000).unwrap_or_default(),
+            finished_at: None,
+            duration_ms: 5,
+            inputs: serde_json::json!({"min_total": 500}),
+            steps: vec![
+                finished(Some(StopReason::WallClock)),
+                StepRecord::pending("gate", StepType::Branch),
+            ],
+        };
+        let text = serde_json::to_string(&run).unwrap_or_default();
+        let back: RunRecord = serde_json::from_str(&text).expect("it reads back");
+        assert_eq!(serde_json::to_string(&back).unwrap_or_default(), text);
+        assert_eq!(back.status, RunStatus::Interrupted);
+        assert_eq!(back.steps[1].kind, StepType::Branch);
+        let verdict = back.steps[0].verdict.as_ref().expect("a verdict");
+        assert_eq!(verdict.stopped_by, Some(StopReason::WallClock));
+        assert!(text.contains(r#""stoppedBy":"wall_clock""#), "{text}");
+        assert!(text.contains(r#""status":"interrupted""#), "{text}");
+        assert_eq!(
+            back.steps[0].output.as_ref().map(|o| o.get()),
+            Some(r#"{"data":[1,2],"_loop":{}}"#)
+        );
+    }
+
+    #[test]
+    fn every_stop_reason_reads_back_and_unknown_ones_are_errors() {
+        for r in StopReason::ALL {
+            let v = serde_json::to_value(finished(Some(r)).verdict).unwrap_or_default();
+            assert_eq!(v["stoppedBy"], r.as_str());
+            let back: StepVerdict = serde_json::from_value(v).expect("reads back");
+            assert_eq!(back.stopped_by, Some(r));
+        }
+        let complete = serde_json::to_value(finished(None).verdict).unwrap_or_default();
+        assert_eq!(complete["stoppedBy"], Value::Null);
+        let bad = r#"{"complete":false,"requests":1,"itemCount":1,"stoppedBy":"tired","note":""}"#;
+        let err = serde_json::from_str::<StepVerdict>(bad)
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("unknown stoppedBy `tired`")));
+    }
+
+    #[test]
+    fn statuses_print_and_serialize_by_one_name() {
+        for s in [
+            RunStatus::Running,
+            RunStatus::Partial,
+            RunStatus::Interrupted,
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap_or_default(), s.as_str());
+            assert_eq!(format!("{s:<12}|"), format!("{:<12}|", s.as_str()));
+        }
+        for s in [
+            StepStatus::Pending,
+            StepStatus::Skipped,
+            StepStatus::Interrupted,
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap_or_default(), s.as_str());
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! A tool step: input and loop values resolved, then one call through
 //! `dragnet_steps::execute` (the loop layer agents use too), rendered with
-//! its verdict under `_loop`. Timeouts and step retries wrap the call.
+//! its verdict under `_loop`. Failures are `StepError`s; timeouts and step
+//! retries wrap the call.
 
 use std::sync::Arc;
 
@@ -13,8 +14,9 @@ use dragnet_steps::{Limits, LoopResult, Runtime, StopReason, ToolCall};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::step_error::{InputError, StepError};
 use super::template::resolve;
-use super::{RunCache, RunObserver};
+use super::{RunCache, RunObserver, ToolRunner};
 use crate::refs::Scope;
 use crate::workflow::model::ToolStep;
 
@@ -35,31 +37,26 @@ pub fn prepare(
     step: &ToolStep,
     scope: &Scope,
     refresh: bool,
-) -> Result<(serde_json::Map<String, Value>, LoopOptions), String> {
-    let arguments = match resolve(&step.input, scope).map_err(|e| e.to_string())? {
+) -> Result<(serde_json::Map<String, Value>, LoopOptions), InputError> {
+    let arguments = match resolve(&step.input, scope)? {
         Value::Object(map) => map,
         Value::Null => serde_json::Map::new(),
-        other => return Err(format!("`input` must be an object, got {other}")),
+        got => return Err(InputError::NotAnObject { got }),
     };
     let spec = &step.looping;
     let for_each = match &spec.for_each {
         None => None,
-        Some(fe) => match resolve(&fe.values, scope).map_err(|e| e.to_string())? {
+        Some(fe) => match resolve(&fe.values, scope)? {
             Value::Array(values) if values.is_empty() => {
-                return Err(format!(
-                    "`loop.for_each.values` for `{}` resolved to an empty list",
-                    fe.key
-                ))
+                return Err(InputError::EmptyForEach {
+                    key: fe.key.clone(),
+                })
             }
             Value::Array(values) => Some(ForEachSpec {
                 key: fe.key.clone(),
                 values,
             }),
-            other => {
-                return Err(format!(
-                    "`loop.for_each.values` must be a list, got {other}"
-                ))
-            }
+            got => return Err(InputError::ForEachNotAList { got }),
         },
     };
     let mut clauses = Vec::with_capacity(spec.filter.len());
@@ -67,7 +64,7 @@ pub fn prepare(
         clauses.push(Clause {
             field: c.field.split('.').map(str::to_string).collect(),
             op: c.op,
-            value: resolve(&c.value, scope).map_err(|e| e.to_string())?,
+            value: resolve(&c.value, scope)?,
         });
     }
     let options = LoopOptions {
@@ -87,6 +84,7 @@ pub struct CallContext {
     pub observer: Arc<dyn RunObserver>,
     pub cancel: CancellationToken,
     pub cache: Option<RunCache>,
+    pub tools: Arc<dyn ToolRunner>,
 }
 
 impl CallContext {
@@ -115,7 +113,7 @@ pub async fn call(
     (arguments, options): (serde_json::Map<String, Value>, LoopOptions),
     upstream: &HttpUpstream,
     ctx: &CallContext,
-) -> Result<LoopResult, String> {
+) -> Result<LoopResult, StepError> {
     let sink = StepProgress {
         observer: ctx.observer.clone(),
         step: step_id.to_string(),
@@ -132,9 +130,7 @@ pub async fn call(
         limits: ctx.limits.clone(),
         cache: ctx.cache_policy(step),
     };
-    dragnet_steps::execute(call, upstream, &runtime)
-        .await
-        .map_err(|e| e.to_string())
+    Ok(ctx.tools.call(call, upstream, &runtime).await?)
 }
 
 /// Whether a result was cut short by cancellation.

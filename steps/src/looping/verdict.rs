@@ -22,6 +22,27 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// Every reason.
+    pub const ALL: [StopReason; 12] = [
+        StopReason::Pages,
+        StopReason::Requests,
+        StopReason::Items,
+        StopReason::Bytes,
+        StopReason::WallClock,
+        StopReason::ForEachValues,
+        StopReason::RepeatedPage,
+        StopReason::TotalMismatch,
+        StopReason::UpstreamError,
+        StopReason::MalformedPage,
+        StopReason::NotWalked,
+        StopReason::Cancelled,
+    ];
+
+    /// The reason spelled `text` (as `as_str` spells it).
+    pub fn parse(text: &str) -> Option<StopReason> {
+        StopReason::ALL.into_iter().find(|r| r.as_str() == text)
+    }
+
     /// The `stoppedBy` spelling.
     pub fn as_str(self) -> &'static str {
         match self {

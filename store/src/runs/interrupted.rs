@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{millis_between, INTERRUPTED};
+use dragnet_engine::run::RunStatus;
+
+use super::millis_between;
 use crate::db::{col, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
 
@@ -113,7 +115,7 @@ impl Db {
                     .await
                     .map_err(op())?;
                 tx.commit().await.map_err(op())?;
-                tracing::info!(run_id = %run.run_id, status = INTERRUPTED, %reason, "run marked");
+                tracing::info!(run_id = %run.run_id, status = RunStatus::Interrupted.as_str(), %reason, "run marked");
                 marked += 1;
             }
             Ok(marked)

@@ -1,23 +1,16 @@
 //! Run records at rest (SPEC §8, §9): one `runs` row per run, with the host
 //! and process writing it and a heartbeat, and one `run_steps` row per step
 //! in workflow order. Rows are written as the run progresses (see
-//! `StoreObserver`), read back in the shape `RunRecord` serializes to, and
-//! runs whose process died are marked `interrupted`.
+//! `StoreObserver`), read back as the engine's typed records (`Db` is its
+//! `RunLog`), and runs whose process died are marked `interrupted`.
 
 mod interrupted;
 mod read;
 mod write;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use crate::process;
-
-pub use read::RunSummary;
-
-/// Status of a run whose process died before it finished (never produced
-/// by the engine, only by `Db::mark_interrupted`).
-pub const INTERRUPTED: &str = "interrupted";
 
 /// Who writes a run: stored with it, read by `Db::mark_interrupted`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,14 +29,6 @@ impl RunOwner {
     }
 }
 
-/// The snake_case name a status serializes to (`"succeeded"`…).
-pub(crate) fn status_name<S: Serialize>(status: &S) -> String {
-    match serde_json::to_value(status) {
-        Ok(serde_json::Value::String(name)) => name,
-        _ => "unknown".to_string(),
-    }
-}
-
 /// Milliseconds from `from` to `to`, never negative.
 pub(crate) fn millis_between(from: DateTime<Utc>, to: DateTime<Utc>) -> i64 {
     (to - from).num_milliseconds().max(0)
@@ -52,14 +37,6 @@ pub(crate) fn millis_between(from: DateTime<Utc>, to: DateTime<Utc>) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dragnet_engine::run::{RunStatus, StepStatus};
-
-    #[test]
-    fn statuses_are_stored_by_their_serialized_names() {
-        assert_eq!(status_name(&RunStatus::Partial), "partial");
-        assert_eq!(status_name(&StepStatus::Succeeded), "succeeded");
-        assert_eq!(status_name(&42), "unknown");
-    }
 
     #[test]
     fn durations_never_go_negative() {

@@ -1,11 +1,17 @@
-//! Reading run records: a newest-first list of summaries, and one run with
-//! its steps in order, as the JSON `RunRecord` serializes to (field names,
-//! order and omitted empties alike), except that a run or step may also be
-//! `interrupted`.
+//! Reading run records back into the engine's typed `RunRecord` and
+//! `RunSummary`: a newest-first list, and one run with its steps in order.
+//! Statuses are read by the names they were stored by (`interrupted` too),
+//! verdicts and inputs from their JSON, outputs kept as the raw JSON text
+//! they were written as. `Db` is the engine's `RunLog`.
 
-use chrono::{DateTime, Utc};
-use serde::Serialize;
-use serde_json::{Map, Value};
+use std::sync::Arc;
+
+use dragnet_engine::run::{
+    LogFuture, RunLog, RunLogError, RunRecord, RunSummary, StepRecord, StepVerdict,
+};
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::Value;
 
 use crate::db::{col, to_u64, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
@@ -22,20 +28,6 @@ const RUN: &str = "SELECT run_id, workflow, source, status, inputs, started_at, 
 const STEPS: &str = "SELECT id, kind, status, reason, started_at, finished_at, duration_ms, \
      attempts, verdict, output FROM run_steps WHERE run_id = $1 ORDER BY idx";
 
-/// A line of `dragnet runs`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RunSummary {
-    pub run_id: String,
-    pub workflow: String,
-    /// `running`, `succeeded`, `partial`, `failed`, `cancelled` or `interrupted`.
-    pub status: String,
-    pub started_at: DateTime<Utc>,
-    pub duration_ms: u64,
-    pub steps: u64,
-    pub failed: u64,
-    pub skipped: u64,
-}
-
 impl Db {
     /// The `limit` most recent runs, newest first.
     pub async fn list_runs(&self, limit: u32) -> Result<Vec<RunSummary>> {
@@ -50,7 +42,7 @@ impl Db {
                     Ok(RunSummary {
                         run_id: col(row, "run_id")?,
                         workflow: col(row, "workflow")?,
-                        status: col(row, "status")?,
+                        status: name(col(row, "status")?, "run status")?,
                         started_at: T::dec(col(row, "started_at")?)?,
                         duration_ms: to_u64(col(row, "duration_ms")?, "run duration")?,
                         steps: to_u64(col(row, "steps")?, "step count")?,
@@ -63,7 +55,7 @@ impl Db {
     }
 
     /// Run `run_id` with its steps in workflow order, or `None`.
-    pub async fn get_run(&self, run_id: &str) -> Result<Option<Value>> {
+    pub async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>> {
         with_pool!(self, |pool, T| {
             let op = || Error::query(self.backend(), "runs.get");
             let Some(row) = sqlx::query(RUN)
@@ -81,104 +73,113 @@ impl Db {
                 .map_err(op())?;
             let mut steps = Vec::with_capacity(step_rows.len());
             for s in &step_rows {
-                let mut step = Map::new();
-                step.insert("id".into(), Value::String(col(s, "id")?));
-                step.insert("kind".into(), Value::String(col(s, "kind")?));
-                step.insert("status".into(), Value::String(col(s, "status")?));
-                put_opt(
-                    &mut step,
-                    "reason",
-                    col::<_, Option<String>>(s, "reason")?.map(Value::String),
-                );
-                put_opt(
-                    &mut step,
-                    "started_at",
-                    T::dec_opt(col(s, "started_at")?)?.map(time),
-                );
-                put_opt(
-                    &mut step,
-                    "finished_at",
-                    T::dec_opt(col(s, "finished_at")?)?.map(time),
-                );
-                step.insert(
-                    "duration_ms".into(),
-                    count(col(s, "duration_ms")?, "step duration")?,
-                );
-                step.insert(
-                    "attempts".into(),
-                    count(col(s, "attempts")?, "step attempts")?,
-                );
-                put_opt(
-                    &mut step,
-                    "verdict",
-                    json(col(s, "verdict")?, "step verdict")?,
-                );
-                put_opt(&mut step, "output", json(col(s, "output")?, "step output")?);
-                steps.push(Value::Object(step));
+                steps.push(StepRecord {
+                    id: col(s, "id")?,
+                    kind: name(col(s, "kind")?, "step kind")?,
+                    status: name(col(s, "status")?, "step status")?,
+                    reason: col(s, "reason")?,
+                    started_at: T::dec_opt(col(s, "started_at")?)?,
+                    finished_at: T::dec_opt(col(s, "finished_at")?)?,
+                    duration_ms: to_u64(col(s, "duration_ms")?, "step duration")?,
+                    attempts: attempts(col(s, "attempts")?)?,
+                    verdict: json::<StepVerdict>(col(s, "verdict")?, "step verdict")?,
+                    output: raw(col(s, "output")?)?,
+                });
             }
-            let mut run = Map::new();
-            run.insert("run_id".into(), Value::String(col(&row, "run_id")?));
-            run.insert("workflow".into(), Value::String(col(&row, "workflow")?));
-            run.insert("source".into(), Value::String(col(&row, "source")?));
-            run.insert("status".into(), Value::String(col(&row, "status")?));
-            run.insert("started_at".into(), time(T::dec(col(&row, "started_at")?)?));
-            put_opt(
-                &mut run,
-                "finished_at",
-                T::dec_opt(col(&row, "finished_at")?)?.map(time),
-            );
-            run.insert(
-                "duration_ms".into(),
-                count(col(&row, "duration_ms")?, "run duration")?,
-            );
-            let inputs = json(Some(col(&row, "inputs")?), "run inputs")?;
-            run.insert("inputs".into(), inputs.unwrap_or(Value::Null));
-            run.insert("steps".into(), Value::Array(steps));
-            Ok(Some(Value::Object(run)))
+            Ok(Some(RunRecord {
+                run_id: col(&row, "run_id")?,
+                workflow: col(&row, "workflow")?,
+                source: col(&row, "source")?,
+                status: name(col(&row, "status")?, "run status")?,
+                started_at: T::dec(col(&row, "started_at")?)?,
+                finished_at: T::dec_opt(col(&row, "finished_at")?)?,
+                duration_ms: to_u64(col(&row, "duration_ms")?, "run duration")?,
+                inputs: json::<Value>(Some(col(&row, "inputs")?), "run inputs")?
+                    .unwrap_or(Value::Null),
+                steps,
+            }))
         })
     }
 }
 
-fn put_opt(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
-    if let Some(value) = value {
-        map.insert(key.to_string(), value);
+impl RunLog for Db {
+    fn list(&self, limit: u32) -> LogFuture<'_, Vec<RunSummary>> {
+        Box::pin(async move { self.list_runs(limit).await.map_err(RunLogError::new) })
+    }
+
+    fn get<'a>(&'a self, run_id: &'a str) -> LogFuture<'a, Option<RunRecord>> {
+        Box::pin(async move { self.get_run(run_id).await.map_err(RunLogError::new) })
     }
 }
 
-/// A timestamp as chrono serializes it (RFC 3339, UTC).
-fn time(at: DateTime<Utc>) -> Value {
-    serde_json::to_value(at).unwrap_or(Value::Null)
+/// A status or kind back from the snake_case name it was stored by.
+fn name<T: DeserializeOwned>(stored: String, what: &'static str) -> Result<T> {
+    serde_json::from_value(Value::String(stored)).map_err(|_| Error::BadValue { what })
 }
 
-fn count(value: i64, what: &'static str) -> Result<Value> {
-    Ok(Value::from(to_u64(value, what)?))
+fn attempts(stored: i64) -> Result<u32> {
+    u32::try_from(stored).map_err(|_| Error::BadValue {
+        what: "step attempts",
+    })
 }
 
 /// Stored JSON text back to a value.
-fn json(text: Option<String>, what: &'static str) -> Result<Option<Value>> {
+fn json<V: DeserializeOwned>(text: Option<String>, what: &'static str) -> Result<Option<V>> {
     text.map(|t| serde_json::from_str(&t).map_err(|_| Error::BadValue { what }))
         .transpose()
+}
+
+/// A step's output as the raw JSON it was written as.
+fn raw(text: Option<String>) -> Result<Option<Arc<RawValue>>> {
+    text.map(|t| {
+        RawValue::from_string(t)
+            .map(Arc::from)
+            .map_err(|_| Error::BadValue {
+                what: "step output",
+            })
+    })
+    .transpose()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dragnet_engine::run::{RunStatus, StepStatus, StepType};
 
     #[test]
-    fn stored_json_that_does_not_parse_is_an_error_not_a_panic() {
-        assert!(json(Some("{".into()), "step output").is_err());
-        assert_eq!(json(None, "step output").ok(), Some(None));
+    fn stored_values_that_do_not_read_back_are_errors_not_panics() {
+        assert!(json::<Value>(Some("{".into()), "step output").is_err());
+        assert_eq!(json::<Value>(None, "step output").ok(), Some(None));
         assert_eq!(
-            json(Some("[1]".into()), "x").ok(),
+            json::<Value>(Some("[1]".into()), "x").ok(),
             Some(Some(serde_json::json!([1])))
         );
-        assert!(count(-1, "x").is_err());
+        assert!(raw(Some("{".into())).is_err());
+        assert_eq!(
+            raw(Some(r#"{"a": 1}"#.into()))
+                .ok()
+                .flatten()
+                .map(|r| r.get().to_string()),
+            Some(r#"{"a": 1}"#.to_string()),
+            "kept as written"
+        );
+        assert!(attempts(-1).is_err());
+        assert!(name::<RunStatus>("exploded".into(), "run status").is_err());
     }
 
     #[test]
-    fn times_serialize_like_chrono() {
-        let at = DateTime::from_timestamp(1_700_000_000, 5_000_000).unwrap_or_default();
-        assert_eq!(time(at), serde_json::to_value(at).unwrap_or(Value::Null));
-        assert!(time(at).as_str().is_some_and(|s| s.ends_with('Z')));
+    fn names_read_back_as_the_engine_writes_them() {
+        assert_eq!(
+            name::<RunStatus>("interrupted".into(), "s").ok(),
+            Some(RunStatus::Interrupted)
+        );
+        assert_eq!(
+            name::<StepStatus>("skipped".into(), "s").ok(),
+            Some(StepStatus::Skipped)
+        );
+        assert_eq!(
+            name::<StepType>("branch".into(), "k").ok(),
+            Some(StepType::Branch)
+        );
     }
 }

@@ -3,9 +3,9 @@
 //! own, and a run's row carries everything the run knows at that moment.
 
 use chrono::{DateTime, Utc};
-use dragnet_engine::run::{RunRecord, StepRecord};
+use dragnet_engine::run::{RunRecord, StepRecord, StepType};
 
-use super::{status_name, RunOwner};
+use super::RunOwner;
 use crate::db::{to_i64, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
 
@@ -36,7 +36,7 @@ const HEARTBEAT: &str =
 
 /// A run's row, encoded.
 struct RunRow {
-    status: String,
+    status: &'static str,
     inputs: String,
     duration_ms: i64,
     pid: i64,
@@ -45,7 +45,7 @@ struct RunRow {
 /// A step's row, encoded.
 struct StepRow<'a> {
     idx: i64,
-    status: String,
+    status: &'static str,
     verdict: Option<String>,
     output: Option<&'a str>,
     duration_ms: i64,
@@ -54,7 +54,7 @@ struct StepRow<'a> {
 
 fn run_row(run: &RunRecord, owner: &RunOwner) -> Result<RunRow> {
     Ok(RunRow {
-        status: status_name(&run.status),
+        status: run.status.as_str(),
         inputs: serde_json::to_string(&run.inputs).map_err(|source| Error::Json {
             what: "run inputs",
             source,
@@ -76,7 +76,7 @@ fn step_row(idx: usize, step: &StepRecord) -> Result<StepRow<'_>> {
         })?;
     Ok(StepRow {
         idx: to_i64(idx as u64, "step index")?,
-        status: status_name(&step.status),
+        status: step.status.as_str(),
         verdict,
         output: step.output.as_deref().map(|raw| raw.get()),
         duration_ms: to_i64(step.duration_ms, "step duration")?,
@@ -130,7 +130,7 @@ impl Db {
                 .bind(&run.run_id)
                 .bind(&run.workflow)
                 .bind(&run.source)
-                .bind(&row.status)
+                .bind(row.status)
                 .bind(&row.inputs)
                 .bind(T::enc(run.started_at))
                 .bind(run.finished_at.map(T::enc))
@@ -170,7 +170,7 @@ impl Db {
         run_id: &str,
         idx: usize,
         id: &str,
-        kind: &str,
+        kind: StepType,
         at: DateTime<Utc>,
     ) -> Result<()> {
         let idx = to_i64(idx as u64, "step index")?;
@@ -179,7 +179,7 @@ impl Db {
                 .bind(run_id)
                 .bind(idx)
                 .bind(id)
-                .bind(kind)
+                .bind(kind.as_str())
                 .bind(T::enc(at))
                 .execute(pool)
                 .await
@@ -226,8 +226,8 @@ where
         .bind(run_id)
         .bind(enc.idx)
         .bind(step.id.as_str())
-        .bind(step.kind)
-        .bind(enc.status.clone())
+        .bind(step.kind.as_str())
+        .bind(enc.status)
         .bind(step.reason.as_deref())
         .bind(step.started_at.map(stamp))
         .bind(step.finished_at.map(stamp))

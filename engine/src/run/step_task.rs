@@ -1,0 +1,222 @@
+//! One step's task: it waits for a permit, runs a branch or a tool step
+//! (timeouts and retries of what may pass the second time), and reports
+//! its record back. A panic in the step fails that step, named; a task that
+//! ends abnormally anyway is named by the executor through its task id.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use chrono::Utc;
+use dragnet_steps::http::HttpUpstream;
+use futures::FutureExt;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio::task;
+use tokio::time::Instant;
+
+use super::branch::{decide, Decision};
+use super::record::{StepRecord, StepStatus, StepType, StepVerdict};
+use super::step_error::{ProviderError, StepError};
+use super::tool_step::{self, CallContext};
+use crate::refs::Scope;
+use crate::workflow::model::{Step, StepKind, ToolStep, Workflow};
+
+/// What a finished step task reports back.
+pub(super) struct Finished {
+    pub(super) index: usize,
+    pub(super) record: StepRecord,
+    pub(super) decision: Option<Decision>,
+}
+
+/// Everything step tasks share.
+pub(super) struct Shared {
+    pub(super) workflow: Arc<Workflow>,
+    pub(super) upstreams: HashMap<String, Result<HttpUpstream, ProviderError>>,
+    pub(super) calls: CallContext,
+    pub(super) semaphore: Semaphore,
+}
+
+/// Runs step `index` once its permit comes; never panics.
+pub(super) async fn run_step(shared: Arc<Shared>, index: usize, scope: Scope) -> Finished {
+    let step = &shared.workflow.steps[index];
+    let mut record = StepRecord::pending(step.id.as_str(), kind_name(step));
+    let _permit = shared.semaphore.acquire().await;
+    record.status = StepStatus::Running;
+    record.started_at = Some(Utc::now());
+    let started = Instant::now();
+    let mut decision = None;
+    // A panic anywhere in the step fails this step, named, with what the
+    // record held when it happened; the run goes on as for any failure.
+    let body = AssertUnwindSafe(step_body(&shared, step, &scope, &mut record, &mut decision))
+        .catch_unwind()
+        .await;
+    if let Err(payload) = body {
+        decision = None;
+        record.output = None;
+        record.verdict = None;
+        fail(&mut record, &panicked(step.id.as_str(), payload.as_ref()));
+    }
+    record.finished_at = Some(Utc::now());
+    record.duration_ms = started.elapsed().as_millis() as u64;
+    Finished {
+        index,
+        record,
+        decision,
+    }
+}
+
+async fn step_body(
+    shared: &Shared,
+    step: &Step,
+    scope: &Scope,
+    record: &mut StepRecord,
+    decision: &mut Option<Decision>,
+) {
+    match &step.kind {
+        StepKind::Branch(b) => {
+            record.attempts = 1;
+            match decide(b, scope) {
+                Ok((d, value)) => {
+                    record.output = raw(&d.output(&value));
+                    record.status = StepStatus::Succeeded;
+                    *decision = Some(d);
+                }
+                Err(e) => fail(record, &StepError::from(e)),
+            }
+        }
+        StepKind::Tool(t) => run_tool(shared, step, t, scope, record).await,
+    }
+}
+
+/// The record of a step whose task ended without reporting back.
+pub(super) fn abnormal_end(step: &Step, index: usize, e: task::JoinError) -> Finished {
+    tracing::error!(step_id = %step.id.as_str(), error = %e, "a step task ended abnormally");
+    let mut record = StepRecord::pending(step.id.as_str(), kind_name(step));
+    let error = match e.try_into_panic() {
+        Ok(payload) => panicked(step.id.as_str(), payload.as_ref()),
+        Err(_) => StepError::Cancelled,
+    };
+    fail(&mut record, &error);
+    if matches!(error, StepError::Cancelled) {
+        record.status = StepStatus::Cancelled;
+    }
+    record.finished_at = Some(Utc::now());
+    Finished {
+        index,
+        record,
+        decision: None,
+    }
+}
+
+/// A panic's payload as a step failure: its message when it has one.
+fn panicked(step: &str, payload: &(dyn Any + Send)) -> StepError {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_string());
+    StepError::Panicked {
+        step: step.to_string(),
+        message,
+    }
+}
+
+async fn run_tool(
+    shared: &Shared,
+    step: &Step,
+    t: &ToolStep,
+    scope: &Scope,
+    record: &mut StepRecord,
+) {
+    let upstream = match shared.upstreams.get(&t.provider) {
+        Some(Ok(u)) => u,
+        Some(Err(e)) => return fail(record, &StepError::Provider(e.clone())),
+        None => {
+            let unknown = ProviderError::Unknown {
+                provider: t.provider.clone(),
+            };
+            return fail(record, &unknown.into());
+        }
+    };
+    let refresh = shared.calls.cache.as_ref().is_some_and(|c| c.refresh);
+    let prepared = match tool_step::prepare(t, scope, refresh) {
+        Ok(p) => p,
+        Err(e) => return fail(record, &e.into()),
+    };
+    let attempts = step.retry.map_or(1, |r| r.attempts.max(1));
+    for attempt in 1..=attempts {
+        record.attempts = attempt;
+        let call = tool_step::call(
+            t,
+            step.id.as_str(),
+            prepared.clone(),
+            upstream,
+            &shared.calls,
+        );
+        let outcome = match step.timeout {
+            Some(after) => tokio::time::timeout(after, call)
+                .await
+                .unwrap_or(Err(StepError::Timeout { after })),
+            None => call.await,
+        };
+        match outcome {
+            Ok(result) => {
+                let v = &result.verdict;
+                record.verdict = Some(StepVerdict {
+                    complete: v.complete,
+                    requests: v.requests,
+                    item_count: v.item_count,
+                    stopped_by: v.stopped_by,
+                    note: v.note.clone(),
+                });
+                record.output = RawValue::from_string(result.render_workflow())
+                    .ok()
+                    .map(Arc::from);
+                record.status = if tool_step::was_cancelled(&result) {
+                    StepStatus::Cancelled
+                } else {
+                    StepStatus::Succeeded
+                };
+                record.reason = None;
+                return;
+            }
+            Err(e) => {
+                fail(record, &e);
+                if shared.calls.cancel.is_cancelled() || matches!(e, StepError::Cancelled) {
+                    record.status = StepStatus::Cancelled;
+                    return;
+                }
+                if !e.is_retryable() {
+                    return;
+                }
+                if attempt < attempts {
+                    if let Some(r) = step.retry {
+                        tokio::select! {
+                            _ = tokio::time::sleep(r.delay) => {}
+                            _ = shared.calls.cancel.cancelled() => { record.status = StepStatus::Cancelled; return; }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn fail(record: &mut StepRecord, error: &StepError) {
+    record.status = StepStatus::Failed;
+    record.reason = Some(error.to_string());
+}
+
+fn raw(v: &Value) -> Option<Arc<RawValue>> {
+    RawValue::from_string(v.to_string()).ok().map(Arc::from)
+}
+
+pub(super) fn kind_name(step: &Step) -> StepType {
+    match step.kind {
+        StepKind::Tool(_) => StepType::Tool,
+        StepKind::Branch(_) => StepType::Branch,
+    }
+}
