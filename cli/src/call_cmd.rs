@@ -15,6 +15,7 @@ use dragnet_steps::{args, openapi, Error, Limits, LoopOptions, Runtime, ToolCall
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::out::Out;
 use crate::output::print_result;
 use crate::progress_line::ProgressLine;
 
@@ -72,7 +73,7 @@ pub struct CallArgs {
     json: bool,
 }
 
-pub async fn run(a: CallArgs) -> Result<u8> {
+pub async fn run(a: CallArgs, out: &mut Out) -> Result<u8> {
     let toolkit = openapi::import_file(&a.spec)?;
     let tool = toolkit.tool(&a.tool).ok_or_else(|| Error::UnknownTool {
         name: a.tool.clone(),
@@ -160,7 +161,7 @@ pub async fn run(a: CallArgs) -> Result<u8> {
     watcher.abort();
     line.finish();
     let result = outcome?;
-    print_result(&result, a.json)
+    print_result(&result, a.json, out)
 }
 
 /// Tool names close to what was typed (shared prefix or substring).

@@ -6,6 +6,7 @@ mod call_cmd;
 mod config;
 mod db_cmd;
 mod demo;
+mod out;
 mod output;
 mod progress_line;
 mod run_display;
@@ -14,6 +15,7 @@ mod shop_cmd;
 mod tools_cmd;
 mod workflow_cmd;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -84,24 +86,32 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
+    let mut out = out::Out::stdout();
     let result = runtime.block_on(async {
+        let out = &mut out;
         // The one place settings are read from the environment.
         let config = || config::Config::load(&cli.config, &|var| std::env::var(var).ok());
         match cli.command {
-            Command::Tools(args) => tools_cmd::run(args),
-            Command::Call(args) => call_cmd::run(*args).await,
+            Command::Tools(args) => tools_cmd::run(args, out),
+            Command::Call(args) => call_cmd::run(*args, out).await,
             Command::Shop(args) => shop_cmd::run(args).await,
-            Command::Validate(args) => workflow_cmd::validate(args),
-            Command::Run(args) => workflow_cmd::run_file(&config()?, *args).await,
-            Command::Schema => workflow_cmd::schema(),
-            Command::Demo => demo::run(&config()?).await,
-            Command::Migrate => db_cmd::migrate(&config()?).await,
-            Command::Runs(c) => db_cmd::runs(&config()?, c).await,
-            Command::Cache(c) => db_cmd::cache(&config()?, c).await,
+            Command::Validate(args) => workflow_cmd::validate(args, out),
+            Command::Run(args) => workflow_cmd::run_file(&config()?, *args, out).await,
+            Command::Schema => workflow_cmd::schema(out),
+            Command::Demo => demo::run(&config()?, out).await,
+            Command::Migrate => db_cmd::migrate(&config()?, out).await,
+            Command::Runs(c) => db_cmd::runs(&config()?, c, out).await,
+            Command::Cache(c) => db_cmd::cache(&config()?, c, out).await,
         }
+    });
+    let result = result.and_then(|code| {
+        out.flush()?;
+        Ok(code)
     });
     match result {
         Ok(code) => ExitCode::from(code),
+        // The reader went away (`| head`): nothing more to say, as ripgrep does.
+        Err(_) if out.is_broken() => ExitCode::from(EXIT_COMPLETE),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(EXIT_ERROR)

@@ -1,6 +1,7 @@
 //! `dragnet tools`: every tool of a document with method, path, and which
 //! parameters page it (and where), or why it cannot be walked.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -10,6 +11,7 @@ use dragnet_steps::openapi;
 use dragnet_steps::Tool;
 use serde_json::{json, Value};
 
+use crate::out::Out;
 use crate::EXIT_COMPLETE;
 
 #[derive(Args)]
@@ -22,11 +24,12 @@ pub struct ToolsArgs {
     json: bool,
 }
 
-pub fn run(args: ToolsArgs) -> Result<u8> {
+pub fn run(args: ToolsArgs, out: &mut Out) -> Result<u8> {
     let toolkit = openapi::import_file(&args.spec)?;
     if args.json {
         let list: Vec<Value> = toolkit.tools.iter().map(tool_json).collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        serde_json::to_writer_pretty(&mut *out, &list)?;
+        writeln!(out)?;
         return Ok(EXIT_COMPLETE);
     }
     let walkable = toolkit
@@ -34,12 +37,13 @@ pub fn run(args: ToolsArgs) -> Result<u8> {
         .iter()
         .filter(|t| t.walkability.is_walkable())
         .count();
-    println!(
+    writeln!(
+        out,
         "{}: {} tools, {} walkable",
         toolkit.source,
         toolkit.tools.len(),
         walkable
-    );
+    )?;
     let name_width = toolkit
         .tools
         .iter()
@@ -48,13 +52,14 @@ pub fn run(args: ToolsArgs) -> Result<u8> {
         .unwrap_or(4)
         .min(48);
     for tool in &toolkit.tools {
-        println!(
+        writeln!(
+            out,
             "{:<name_width$}  {:<6} {:<40} {}",
             tool.name,
             tool.method.as_upper(),
             tool.path,
             paging_text(tool)
-        );
+        )?;
     }
     Ok(EXIT_COMPLETE)
 }

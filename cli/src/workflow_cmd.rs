@@ -2,6 +2,7 @@
 //! checked with located diagnostics, run with live progress and a summary.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use dragnet_engine::workflow;
 use dragnet_steps::Limits;
 
 use crate::config::Config;
+use crate::out::{say, Out};
 use crate::run_display::{print_summary, RunDisplay};
 use crate::services::Services;
 use crate::{EXIT_COMPLETE, EXIT_ERROR, EXIT_PARTIAL};
@@ -26,25 +28,23 @@ pub struct ValidateArgs {
     files: Vec<PathBuf>,
 }
 
-pub fn validate(args: ValidateArgs) -> Result<u8> {
+pub fn validate(args: ValidateArgs, out: &mut Out) -> Result<u8> {
     let mut failed = false;
     for file in &args.files {
         match workflow::load(file) {
-            Ok(wf) => println!("{}: ok ({} steps)", file.display(), wf.steps.len()),
+            Ok(wf) => writeln!(out, "{}: ok ({} steps)", file.display(), wf.steps.len())?,
             Err(diagnostics) => {
                 failed = true;
-                eprintln!("{diagnostics}");
+                say(&diagnostics.to_string());
             }
         }
     }
     Ok(if failed { EXIT_ERROR } else { EXIT_COMPLETE })
 }
 
-pub fn schema() -> Result<u8> {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&workflow::json_schema())?
-    );
+pub fn schema(out: &mut Out) -> Result<u8> {
+    serde_json::to_writer_pretty(&mut *out, &workflow::json_schema())?;
+    writeln!(out)?;
     Ok(EXIT_COMPLETE)
 }
 
@@ -81,7 +81,7 @@ pub struct RunArgs {
     experiment: bool,
 }
 
-pub async fn run_file(config: &Config, args: RunArgs) -> Result<u8> {
+pub async fn run_file(config: &Config, args: RunArgs, out: &mut Out) -> Result<u8> {
     let wf = Arc::new(workflow::load(&args.file)?);
     let inputs = run::parse_input_pairs(&wf, &args.inputs)?;
     let mut base_urls = HashMap::new();
@@ -112,9 +112,10 @@ pub async fn run_file(config: &Config, args: RunArgs) -> Result<u8> {
         write_record(path, &record)?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&record)?);
+        serde_json::to_writer_pretty(&mut *out, &record)?;
+        writeln!(out)?;
     } else {
-        print_summary(&record);
+        print_summary(&record, out)?;
     }
     Ok(exit_code(&record))
 }
@@ -132,7 +133,7 @@ pub async fn run_with_display(
         let cancel = cancel.clone();
         async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("cancelling: waiting for running steps to stop…");
+                say("cancelling: waiting for running steps to stop…");
                 cancel.cancel();
             }
         }
