@@ -80,6 +80,8 @@ async fn run_both(base_url: &str, services: &Services, out: &mut Out) -> Result<
         out.flush()?;
         let options = RunOptions {
             base_urls: HashMap::from([("shop".to_string(), base_url.to_string())]),
+            concurrency: services.config.concurrency.get(),
+            limits: services.config.limits.clone(),
             cache: services.run_cache(false, false),
             ..RunOptions::default()
         };

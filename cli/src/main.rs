@@ -2,10 +2,12 @@
 //! one through the loop layer, run the demo shop, or walk it in a demo.
 #![forbid(unsafe_code)]
 
+mod bounds;
 mod call_cmd;
 mod config;
 mod db_cmd;
 mod demo;
+mod failure;
 mod out;
 mod output;
 mod progress_line;
@@ -93,7 +95,7 @@ fn main() -> ExitCode {
         let config = || config::Config::load(&cli.config, &|var| std::env::var(var).ok());
         match cli.command {
             Command::Tools(args) => tools_cmd::run(args, out),
-            Command::Call(args) => call_cmd::run(*args, out).await,
+            Command::Call(args) => call_cmd::run(&config()?, *args, out).await,
             Command::Shop(args) => shop_cmd::run(args).await,
             Command::Validate(args) => workflow_cmd::validate(args, out),
             Command::Run(args) => workflow_cmd::run_file(&config()?, *args, out).await,

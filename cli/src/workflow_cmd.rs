@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,8 +11,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use dragnet_engine::run::{self, Fanout, RunOptions, RunRecord, RunStatus};
 use dragnet_engine::workflow;
-use dragnet_steps::Limits;
 
+use crate::bounds::LimitFlags;
 use crate::config::Config;
 use crate::out::{say, Out};
 use crate::run_display::{print_summary, RunDisplay};
@@ -58,15 +59,12 @@ pub struct RunArgs {
     /// Replace a provider's base URL: provider=URL (repeatable).
     #[arg(long = "base-url", value_name = "PROVIDER=URL")]
     base_urls: Vec<String>,
-    /// Steps running at once (default: the configuration's, 4).
-    #[arg(long)]
-    concurrency: Option<usize>,
-    /// Bound per tool call: pages per collection (default: the configuration's, 20).
-    #[arg(long)]
-    max_pages: Option<u32>,
-    /// Bound per tool call: requests (default: the configuration's, 60).
-    #[arg(long)]
-    max_requests: Option<u32>,
+    /// Steps running at once, at least 1 (default: the configuration's, else 4).
+    #[arg(long, value_name = "N")]
+    concurrency: Option<NonZeroUsize>,
+    /// Bounds of every tool call of the run.
+    #[command(flatten)]
+    limits: LimitFlags,
     /// Print the run record as JSON instead of the summary.
     #[arg(long)]
     json: bool,
@@ -82,6 +80,7 @@ pub struct RunArgs {
 }
 
 pub async fn run_file(config: &Config, args: RunArgs, out: &mut Out) -> Result<u8> {
+    let limits = args.limits.apply(&config.limits)?;
     let wf = Arc::new(workflow::load(&args.file)?);
     let inputs = run::parse_input_pairs(&wf, &args.inputs)?;
     let mut base_urls = HashMap::new();
@@ -95,12 +94,8 @@ pub async fn run_file(config: &Config, args: RunArgs, out: &mut Out) -> Result<u
     services.start_sweeper();
     let options = RunOptions {
         inputs,
-        concurrency: args.concurrency.unwrap_or(config.concurrency).max(1),
-        limits: Limits {
-            max_pages: args.max_pages.unwrap_or(config.limits.max_pages),
-            max_requests: args.max_requests.unwrap_or(config.limits.max_requests),
-            ..config.limits.clone()
-        },
+        concurrency: args.concurrency.unwrap_or(config.concurrency).get(),
+        limits,
         base_urls,
         cache: services.run_cache(args.experiment, args.refresh),
         ..RunOptions::default()

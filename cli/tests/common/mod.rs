@@ -11,10 +11,19 @@ use serde_json::Value;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// The binary under test: cargo's build of it, or `DRAGNET_TEST_BIN` when
+/// set (a copy taken when several checkouts share one target directory and
+/// so overwrite each other's `target/debug/dragnet`).
+pub fn binary() -> PathBuf {
+    std::env::var_os("DRAGNET_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dragnet")))
+}
+
 /// The binary with a clean environment: no configuration file or database
 /// URL inherited from the machine, no log filter.
 pub fn command(db: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dragnet"));
+    let mut c = Command::new(binary());
     c.env("DATABASE_URL", db)
         .env_remove("DRAGNET_DATABASE_URL")
         .env_remove("DRAGNET_CONFIG")
