@@ -72,10 +72,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DRAGNET_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(log_filter(&|var| std::env::var(var).ok()))
         .with_writer(std::io::stderr)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -118,5 +115,42 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::from(EXIT_ERROR)
         }
+    }
+}
+
+/// The log filter: `DRAGNET_LOG`, else `RUST_LOG`, else warnings only. A
+/// filter that does not parse is said once and replaced by the default.
+fn log_filter(env: &dyn Fn(&str) -> Option<String>) -> tracing_subscriber::EnvFilter {
+    use tracing_subscriber::EnvFilter;
+    let chosen = ["DRAGNET_LOG", "RUST_LOG"]
+        .into_iter()
+        .find_map(|var| env(var).filter(|v| !v.trim().is_empty()).map(|v| (var, v)));
+    match chosen {
+        Some((var, text)) => EnvFilter::try_new(&text).unwrap_or_else(|e| {
+            out::say(&format!(
+                "warning: {var}=`{text}` is not a log filter ({e}); logging warnings only"
+            ));
+            EnvFilter::new("warn")
+        }),
+        None => EnvFilter::new("warn"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dragnet_log_wins_over_rust_log() {
+        let both = |var: &str| match var {
+            "DRAGNET_LOG" => Some("info".to_string()),
+            "RUST_LOG" => Some("trace".to_string()),
+            _ => None,
+        };
+        assert_eq!(log_filter(&both).to_string(), "info");
+        let rust = |var: &str| (var == "RUST_LOG").then(|| "debug".to_string());
+        assert_eq!(log_filter(&rust).to_string(), "debug");
+        let blank = |var: &str| (var == "DRAGNET_LOG").then(String::new);
+        assert_eq!(log_filter(&blank).to_string(), "warn");
     }
 }
