@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::Args;
 use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
 use dragnet_steps::looping::filter::Filter;
@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bounds::LimitFlags;
 use crate::config::Config;
+use crate::failure::CliError;
 use crate::out::Out;
 use crate::output::print_result;
 use crate::progress_line::ProgressLine;
@@ -58,7 +59,7 @@ pub struct CallArgs {
     limits: LimitFlags,
     /// Print the result as one JSON document (payload with _pagingComplete, _likelyMoreRows, _note…).
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
@@ -84,7 +85,11 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
     }
     if let Some(spec) = &a.for_each {
         let Some((key, values)) = spec.split_once('=') else {
-            bail!("--for-each expects key=v1,v2,…, got `{spec}`");
+            return Err(CliError::argument_error(
+                "--for-each",
+                format!("expects key=v1,v2,…, got `{spec}`"),
+            )
+            .into());
         };
         let values: Vec<Value> = values
             .split(',')
@@ -92,7 +97,9 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
             .filter(|v| v.as_str() != Some(""))
             .collect();
         if values.is_empty() {
-            bail!("--for-each `{key}` has no values");
+            return Err(
+                CliError::argument_error("--for-each", format!("`{key}` has no values")).into(),
+            );
         }
         options.for_each = Some(ForEachSpec {
             key: key.trim().to_string(),
@@ -106,14 +113,13 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
 
     let credentials = match &a.credentials {
         Some(spec) => Credentials::from_spec(spec, &|var| std::env::var(var).ok())
-            .map_err(anyhow::Error::msg)
-            .context("--credentials")?,
+            .map_err(|message| CliError::argument_error("--credentials", message))?,
         None => Credentials::None,
     };
     let mut upstream = HttpUpstream::new(&a.base_url, credentials)?;
     for header in &a.header {
         let Some((name, value)) = header.split_once(':') else {
-            bail!("--header expects 'Name: value'");
+            return Err(CliError::argument_error("--header", "expects 'Name: value'").into());
         };
         upstream = upstream.with_header(name.trim(), Secret::new(value.trim()));
     }

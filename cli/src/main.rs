@@ -11,6 +11,7 @@ mod failure;
 mod out;
 mod output;
 mod progress_line;
+mod report;
 mod run_display;
 mod services;
 mod shop_cmd;
@@ -81,10 +82,11 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            out::say(&format!("error: cannot start the async runtime: {e}"));
             return ExitCode::from(EXIT_ERROR);
         }
     };
+    let as_json = cli.command.wants_json();
     let mut out = out::Out::stdout();
     let result = runtime.block_on(async {
         let out = &mut out;
@@ -112,8 +114,28 @@ fn main() -> ExitCode {
         // The reader went away (`| head`): nothing more to say, as ripgrep does.
         Err(_) if out.is_broken() => ExitCode::from(EXIT_COMPLETE),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            report::report(&e, as_json, &mut out);
             ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+impl Command {
+    /// Whether the command was asked for JSON, so its errors are JSON too.
+    fn wants_json(&self) -> bool {
+        match self {
+            Command::Tools(a) => a.json,
+            Command::Call(a) => a.json,
+            Command::Run(a) => a.json,
+            Command::Runs(db_cmd::RunsCommand::List { json, .. })
+            | Command::Runs(db_cmd::RunsCommand::Show { json, .. })
+            | Command::Cache(db_cmd::CacheCommand::List { json }) => *json,
+            Command::Cache(db_cmd::CacheCommand::Purge(_))
+            | Command::Shop(_)
+            | Command::Validate(_)
+            | Command::Schema
+            | Command::Demo
+            | Command::Migrate => false,
         }
     }
 }

@@ -21,7 +21,7 @@ pub struct ToolsArgs {
     spec: PathBuf,
     /// Print a JSON array instead of a table.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 pub fn run(args: ToolsArgs, out: &mut Out) -> Result<u8> {

@@ -7,13 +7,14 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use dragnet_engine::run::{self, Fanout, RunOptions, RunRecord, RunStatus};
 use dragnet_engine::workflow;
 
 use crate::bounds::LimitFlags;
 use crate::config::Config;
+use crate::failure::CliError;
 use crate::out::{say, Out};
 use crate::run_display::{print_summary, RunDisplay};
 use crate::services::Services;
@@ -67,7 +68,7 @@ pub struct RunArgs {
     limits: LimitFlags,
     /// Print the run record as JSON instead of the summary.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
     /// Also write the run record (JSON) to this file.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -86,7 +87,11 @@ pub async fn run_file(config: &Config, args: RunArgs, out: &mut Out) -> Result<u
     let mut base_urls = HashMap::new();
     for pair in &args.base_urls {
         let Some((name, url)) = pair.split_once('=') else {
-            bail!("--base-url expects provider=URL, got `{pair}`");
+            return Err(CliError::argument_error(
+                "--base-url",
+                format!("expects provider=URL, got `{pair}`"),
+            )
+            .into());
         };
         base_urls.insert(name.to_string(), url.to_string());
     }
