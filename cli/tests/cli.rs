@@ -144,6 +144,20 @@ async fn bad_input_is_a_clear_error_with_a_nonzero_exit() {
             "field op value",
         ),
         (
+            vec!["listOrders".into(), "--filter".into(), "total gt".into()],
+            "invalid filter clause 0: `total gt` has no value",
+        ),
+        (
+            vec![
+                "listOrders".into(),
+                "--filter".into(),
+                "status eq open".into(),
+                "--filter".into(),
+                "total gte  ".into(),
+            ],
+            "invalid filter clause 1: `total gte` has no value",
+        ),
+        (
             vec!["listOrders".into(), "--for-each".into(), "store=1,2".into()],
             "invalid_for_each_key",
         ),
