@@ -3,18 +3,21 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::Args;
 use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
 use dragnet_steps::looping::filter::Filter;
 use dragnet_steps::looping::options::{parse_fields, ForEachSpec};
 use dragnet_steps::progress::TokioClock;
-use dragnet_steps::{args, openapi, Error, Limits, LoopOptions, Runtime, ToolCall};
+use dragnet_steps::{args, openapi, Error, LoopOptions, Runtime, ToolCall};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::bounds::LimitFlags;
+use crate::config::Config;
+use crate::failure::CliError;
+use crate::out::Out;
 use crate::output::print_result;
 use crate::progress_line::ProgressLine;
 
@@ -52,27 +55,15 @@ pub struct CallArgs {
     /// Credentials read from env vars: bearer:VAR, header:NAME:VAR, basic:USER_VAR:PASS_VAR.
     #[arg(long, value_name = "SPEC")]
     credentials: Option<String>,
-    /// Bound: pages per collection.
-    #[arg(long, default_value_t = Limits::default().max_pages)]
-    max_pages: u32,
-    /// Bound: requests per call, retries included.
-    #[arg(long, default_value_t = Limits::default().max_requests)]
-    max_requests: u32,
-    /// Bound: items per call.
-    #[arg(long, default_value_t = Limits::default().max_items)]
-    max_items: usize,
-    /// Bound: raw upstream bytes per call.
-    #[arg(long, default_value_t = Limits::default().max_bytes)]
-    max_bytes: u64,
-    /// Bound: wall-clock seconds per call.
-    #[arg(long, default_value_t = Limits::default().wall_clock.as_secs())]
-    max_seconds: u64,
+    #[command(flatten)]
+    limits: LimitFlags,
     /// Print the result as one JSON document (payload with _pagingComplete, _likelyMoreRows, _note…).
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
-pub async fn run(a: CallArgs) -> Result<u8> {
+pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
+    let limits = a.limits.apply(&config.limits)?;
     let toolkit = openapi::import_file(&a.spec)?;
     let tool = toolkit.tool(&a.tool).ok_or_else(|| Error::UnknownTool {
         name: a.tool.clone(),
@@ -94,7 +85,11 @@ pub async fn run(a: CallArgs) -> Result<u8> {
     }
     if let Some(spec) = &a.for_each {
         let Some((key, values)) = spec.split_once('=') else {
-            bail!("--for-each expects key=v1,v2,…, got `{spec}`");
+            return Err(CliError::argument_error(
+                "--for-each",
+                format!("expects key=v1,v2,…, got `{spec}`"),
+            )
+            .into());
         };
         let values: Vec<Value> = values
             .split(',')
@@ -102,7 +97,9 @@ pub async fn run(a: CallArgs) -> Result<u8> {
             .filter(|v| v.as_str() != Some(""))
             .collect();
         if values.is_empty() {
-            bail!("--for-each `{key}` has no values");
+            return Err(
+                CliError::argument_error("--for-each", format!("`{key}` has no values")).into(),
+            );
         }
         options.for_each = Some(ForEachSpec {
             key: key.trim().to_string(),
@@ -116,25 +113,16 @@ pub async fn run(a: CallArgs) -> Result<u8> {
 
     let credentials = match &a.credentials {
         Some(spec) => Credentials::from_spec(spec, &|var| std::env::var(var).ok())
-            .map_err(anyhow::Error::msg)
-            .context("--credentials")?,
+            .map_err(|message| CliError::argument_error("--credentials", message))?,
         None => Credentials::None,
     };
     let mut upstream = HttpUpstream::new(&a.base_url, credentials)?;
     for header in &a.header {
         let Some((name, value)) = header.split_once(':') else {
-            bail!("--header expects 'Name: value'");
+            return Err(CliError::argument_error("--header", "expects 'Name: value'").into());
         };
         upstream = upstream.with_header(name.trim(), Secret::new(value.trim()));
     }
-    let limits = Limits {
-        max_pages: a.max_pages,
-        max_requests: a.max_requests,
-        max_items: a.max_items,
-        max_bytes: a.max_bytes,
-        wall_clock: Duration::from_secs(a.max_seconds),
-        ..Limits::default()
-    };
 
     let line = ProgressLine::start(&tool.name);
     let cancel = CancellationToken::new();
@@ -160,7 +148,7 @@ pub async fn run(a: CallArgs) -> Result<u8> {
     watcher.abort();
     line.finish();
     let result = outcome?;
-    print_result(&result, a.json)
+    print_result(&result, a.json, out)
 }
 
 /// Tool names close to what was typed (shared prefix or substring).

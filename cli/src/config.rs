@@ -1,29 +1,41 @@
-//! One layered configuration, validated once and passed explicitly: the
-//! file (`--config`, `DRAGNET_CONFIG`, or `.dragnet/config.toml` when it
+//! One layered configuration, loaded once in `main` and passed explicitly:
+//! the file (`--config`, `DRAGNET_CONFIG`, or `.dragnet/config.toml` when it
 //! exists), then environment variables, then command-line flags. Nothing
-//! else in the program reads the environment for settings.
+//! else in the program reads the environment for settings. Every value is
+//! checked here, once: a bad one is an error naming the file, line and key.
 
+use std::num::NonZeroUsize;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
 use dragnet_steps::cache::CacheMode;
+use dragnet_steps::looping::budget::Bound;
 use dragnet_steps::Limits;
 use serde::Deserialize;
+use toml::Spanned;
+
+use crate::failure::CliError;
 
 /// The settings every command sees.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// `postgres://…` or `sqlite://…`.
+    /// `postgres://…` or `sqlite://…` (its scheme is checked on connecting).
     pub database_url: String,
     /// The organisation whose credentials workflows use (the cache scope).
     pub org: String,
     pub cache_mode: CacheMode,
     /// How often expired cache entries are swept while a command runs.
     pub sweep_every: Duration,
+    /// The bounds of every tool call, before a command's own flags.
     pub limits: Limits,
-    pub concurrency: usize,
+    pub concurrency: NonZeroUsize,
 }
+
+/// Longest pause between two sweeps of the cache.
+const MAX_SWEEP_SECONDS: u64 = 86_400;
+/// Most steps running at once.
+pub const MAX_CONCURRENCY: usize = 1024;
 
 /// The file's shape; every key optional.
 #[derive(Debug, Default, Deserialize)]
@@ -35,25 +47,46 @@ struct FileConfig {
     cache: FileCache,
     #[serde(default)]
     limits: FileLimits,
-    concurrency: Option<usize>,
+    concurrency: Option<Spanned<usize>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileCache {
-    mode: Option<String>,
-    sweep_every_seconds: Option<u64>,
+    mode: Option<Spanned<String>>,
+    sweep_every_seconds: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileLimits {
-    max_pages: Option<u32>,
-    max_requests: Option<u32>,
-    max_items: Option<usize>,
-    max_bytes: Option<u64>,
-    wall_clock_seconds: Option<u64>,
-    max_for_each_values: Option<usize>,
+    max_pages: Option<Spanned<u32>>,
+    max_requests: Option<Spanned<u32>>,
+    max_items: Option<Spanned<usize>>,
+    max_bytes: Option<Spanned<u64>>,
+    wall_clock_seconds: Option<Spanned<u64>>,
+    max_for_each_values: Option<Spanned<usize>>,
+}
+
+/// `--cache-mode`: a closed set, checked by clap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CacheModeArg {
+    /// Never read, never write.
+    Off,
+    /// Serve hits; store complete walks.
+    On,
+    /// Store complete walks, never serve them.
+    Shadow,
+}
+
+impl From<CacheModeArg> for CacheMode {
+    fn from(m: CacheModeArg) -> Self {
+        match m {
+            CacheModeArg::Off => CacheMode::Off,
+            CacheModeArg::On => CacheMode::On,
+            CacheModeArg::Shadow => CacheMode::Shadow,
+        }
+    }
 }
 
 /// Settings given as flags (the last layer).
@@ -65,17 +98,47 @@ pub struct ConfigFlags {
     /// Database for runs and the cache: postgres://… or sqlite://… (default sqlite://.dragnet/dragnet.db).
     #[arg(long, global = true, value_name = "URL")]
     pub database_url: Option<String>,
-    /// Cache mode of this deployment: off, on, shadow.
+    /// Cache mode of this deployment.
     #[arg(long, global = true, value_name = "MODE")]
-    pub cache_mode: Option<String>,
+    pub cache_mode: Option<CacheModeArg>,
 }
 
 pub const DEFAULT_CONFIG: &str = ".dragnet/config.toml";
 
+/// The file being read, for positions in errors.
+struct Source<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    /// 1-based line and column of a byte offset.
+    fn position(&self, offset: usize) -> (usize, usize) {
+        let before = &self.text[..offset.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, column)
+    }
+
+    fn value_error(&self, span: Range<usize>, key: &str, message: String) -> CliError {
+        let (line, column) = self.position(span.start);
+        CliError::ConfigValue {
+            file: self.path.to_path_buf(),
+            line,
+            column,
+            key: key.to_string(),
+            message,
+        }
+    }
+}
+
 impl Config {
     /// Builds the configuration from the three layers. `env` is the
     /// environment (injected for tests).
-    pub fn load(flags: &ConfigFlags, env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
+    pub fn load(
+        flags: &ConfigFlags,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, CliError> {
         let file_path = flags
             .config
             .clone()
@@ -85,37 +148,20 @@ impl Config {
                     .exists()
                     .then(|| PathBuf::from(DEFAULT_CONFIG))
             });
-        let file = match &file_path {
+        let text = match &file_path {
             Some(path) => {
-                let text = std::fs::read_to_string(path).with_context(|| {
-                    format!("cannot read the configuration file {}", path.display())
-                })?;
-                toml::from_str::<FileConfig>(&text)
-                    .with_context(|| format!("{}: invalid configuration", path.display()))?
+                std::fs::read_to_string(path).map_err(|source| CliError::ConfigUnreadable {
+                    file: path.clone(),
+                    source,
+                })?
             }
-            None => FileConfig::default(),
+            None => String::new(),
         };
-        let defaults = Limits::default();
-        let l = &file.limits;
-        let limits = Limits {
-            max_pages: l.max_pages.unwrap_or(defaults.max_pages),
-            max_requests: l.max_requests.unwrap_or(defaults.max_requests),
-            max_items: l.max_items.unwrap_or(defaults.max_items),
-            max_bytes: l.max_bytes.unwrap_or(defaults.max_bytes),
-            wall_clock: l
-                .wall_clock_seconds
-                .map(Duration::from_secs)
-                .unwrap_or(defaults.wall_clock),
-            max_for_each_values: l
-                .max_for_each_values
-                .unwrap_or(defaults.max_for_each_values),
-            retry: defaults.retry,
-        };
-        limits
-            .validate()
-            .map_err(anyhow::Error::msg)
-            .context("configuration [limits]")?;
+        let path = file_path.as_deref().unwrap_or(Path::new(DEFAULT_CONFIG));
+        let source = Source { path, text: &text };
+        let file = parse(&source)?;
 
+        let limits = file_limits(&file.limits, &source)?;
         let database_url = flags
             .database_url
             .clone()
@@ -123,50 +169,148 @@ impl Config {
             .or_else(|| env("DATABASE_URL"))
             .or(file.database_url)
             .unwrap_or_else(dragnet_store::default_url);
-        if !(database_url.starts_with("postgres://")
-            || database_url.starts_with("postgresql://")
-            || database_url.starts_with("sqlite:"))
-        {
-            bail!("database URL must start with postgres://, postgresql:// or sqlite: (got a URL with another scheme)");
-        }
-        let mode_text = flags
-            .cache_mode
-            .clone()
-            .or_else(|| env("DRAGNET_CACHE_MODE"))
-            .or(file.cache.mode)
-            .unwrap_or_else(|| "on".to_string());
-        let cache_mode = CacheMode::parse(&mode_text)
-            .with_context(|| format!("cache mode `{mode_text}` is not one of off, on, shadow"))?;
+        let cache_mode = match (
+            flags.cache_mode,
+            env("DRAGNET_CACHE_MODE"),
+            &file.cache.mode,
+        ) {
+            (Some(flag), _, _) => flag.into(),
+            (None, Some(text), _) => CacheMode::parse(&text).ok_or_else(|| {
+                CliError::argument_error(
+                    "DRAGNET_CACHE_MODE",
+                    format!("`{text}` is not one of off, on, shadow"),
+                )
+            })?,
+            (None, None, Some(mode)) => CacheMode::parse(mode.get_ref()).ok_or_else(|| {
+                source.value_error(
+                    mode.span(),
+                    "cache.mode",
+                    format!("`{}` is not one of off, on, shadow", mode.get_ref()),
+                )
+            })?,
+            (None, None, None) => CacheMode::On,
+        };
         let org = env("DRAGNET_ORG")
             .or(file.org)
             .unwrap_or_else(|| "default".to_string());
-        let concurrency = file.concurrency.unwrap_or(4);
-        if concurrency == 0 {
-            bail!("configuration: concurrency must be at least 1");
-        }
+        let concurrency = match &file.concurrency {
+            None => NonZeroUsize::new(4).unwrap_or(NonZeroUsize::MIN),
+            Some(c) => NonZeroUsize::new(*c.get_ref())
+                .filter(|n| n.get() <= MAX_CONCURRENCY)
+                .ok_or_else(|| {
+                    source.value_error(
+                        c.span(),
+                        "concurrency",
+                        format!("is {}; it must be from 1 to {MAX_CONCURRENCY}", c.get_ref()),
+                    )
+                })?,
+        };
+        let sweep_every = match &file.cache.sweep_every_seconds {
+            None => Duration::from_secs(300),
+            Some(s) if (1..=MAX_SWEEP_SECONDS).contains(s.get_ref()) => {
+                Duration::from_secs(*s.get_ref())
+            }
+            Some(s) => {
+                return Err(source.value_error(
+                    s.span(),
+                    "cache.sweep_every_seconds",
+                    format!(
+                        "is {}; it must be from 1 to {MAX_SWEEP_SECONDS} (a day)",
+                        s.get_ref()
+                    ),
+                ))
+            }
+        };
         Ok(Config {
             database_url,
             org,
             cache_mode,
-            sweep_every: Duration::from_secs(file.cache.sweep_every_seconds.unwrap_or(300).max(1)),
+            sweep_every,
             limits,
             concurrency,
         })
     }
 }
 
+fn parse(source: &Source<'_>) -> Result<FileConfig, CliError> {
+    toml::from_str::<FileConfig>(source.text).map_err(|e| {
+        let (line, column) = source.position(e.span().map_or(0, |s| s.start));
+        CliError::ConfigSyntax {
+            file: source.path.to_path_buf(),
+            line,
+            column,
+            message: e.message().trim().to_string(),
+        }
+    })
+}
+
+/// The file's `[limits]` over the defaults, checked (`Limits::validate`);
+/// an error points at the key that set the bound.
+fn file_limits(l: &FileLimits, source: &Source<'_>) -> Result<Limits, CliError> {
+    let defaults = Limits::default();
+    let limits = Limits {
+        max_pages: value(&l.max_pages).unwrap_or(defaults.max_pages),
+        max_requests: value(&l.max_requests).unwrap_or(defaults.max_requests),
+        max_items: value(&l.max_items).unwrap_or(defaults.max_items),
+        max_bytes: value(&l.max_bytes).unwrap_or(defaults.max_bytes),
+        wall_clock: value(&l.wall_clock_seconds).map_or(defaults.wall_clock, Duration::from_secs),
+        max_for_each_values: value(&l.max_for_each_values).unwrap_or(defaults.max_for_each_values),
+        retry: defaults.retry.clone(),
+    };
+    limits.validate().map_err(|e| {
+        let (key, span) = match e.bound {
+            Bound::Pages => ("max_pages", l.max_pages.as_ref().map(Spanned::span)),
+            Bound::Requests => ("max_requests", l.max_requests.as_ref().map(Spanned::span)),
+            Bound::Items => ("max_items", l.max_items.as_ref().map(Spanned::span)),
+            Bound::Bytes => ("max_bytes", l.max_bytes.as_ref().map(Spanned::span)),
+            Bound::WallClock => (
+                "wall_clock_seconds",
+                l.wall_clock_seconds.as_ref().map(Spanned::span),
+            ),
+            Bound::ForEachValues => (
+                "max_for_each_values",
+                l.max_for_each_values.as_ref().map(Spanned::span),
+            ),
+            Bound::Retries | Bound::BaseBackoff | Bound::MaxBackoff => (e.bound.name(), None),
+        };
+        source.value_error(
+            span.unwrap_or(0..0),
+            &format!("limits.{key}"),
+            e.to_string(),
+        )
+    })?;
+    Ok(limits)
+}
+
+fn value<T: Copy>(v: &Option<Spanned<T>>) -> Option<T> {
+    v.as_ref().map(|s| *s.get_ref())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn layers_apply_in_order() {
+    fn file(name: &str, text: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("dragnet-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("c.toml");
-        std::fs::write(&file, "database_url = \"sqlite://file.db\"\norg = \"acme\"\n[cache]\nmode = \"shadow\"\n[limits]\nmax_pages = 7\n").unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn load_file(path: PathBuf) -> Result<Config, CliError> {
         let flags = ConfigFlags {
-            config: Some(file.clone()),
+            config: Some(path),
+            ..ConfigFlags::default()
+        };
+        Config::load(&flags, &|_: &str| None)
+    }
+
+    #[test]
+    fn layers_apply_in_order() {
+        let path = file("c.toml", "database_url = \"sqlite://file.db\"\norg = \"acme\"\n[cache]\nmode = \"shadow\"\n[limits]\nmax_pages = 7\n");
+        let flags = ConfigFlags {
+            config: Some(path.clone()),
             ..ConfigFlags::default()
         };
         let none = |_: &str| None;
@@ -182,25 +326,59 @@ mod tests {
         );
         let flags = ConfigFlags {
             database_url: Some("sqlite://flag.db".into()),
-            cache_mode: Some("off".into()),
+            cache_mode: Some(CacheModeArg::Off),
             ..flags
         };
         let c = Config::load(&flags, &env).unwrap();
         assert_eq!(c.database_url, "sqlite://flag.db");
         assert_eq!(c.cache_mode, CacheMode::Off);
-        let bad = ConfigFlags {
-            cache_mode: Some("sometimes".into()),
-            ..ConfigFlags::default()
-        };
-        assert!(Config::load(&bad, &none)
-            .unwrap_err()
-            .to_string()
-            .contains("sometimes"));
-        std::fs::write(&file, "colour = 1\n").unwrap();
-        let flags = ConfigFlags {
-            config: Some(file),
-            ..ConfigFlags::default()
-        };
-        assert!(format!("{:#}", Config::load(&flags, &none).unwrap_err()).contains("colour"));
+        let env = |k: &str| (k == "DRAGNET_CACHE_MODE").then(|| "sometimes".to_string());
+        let e = Config::load(&ConfigFlags::default(), &env).unwrap_err();
+        assert!(
+            e.to_string().contains("DRAGNET_CACHE_MODE: `sometimes`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_bad_file_is_named_with_its_line() {
+        let e = load_file(file("unknown.toml", "org = \"a\"\ncolour = 1\n")).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("unknown.toml:2:1: invalid configuration"),
+            "{text}"
+        );
+        assert!(text.contains("colour"), "{text}");
+        let e = load_file(file("syntax.toml", "org = \"a\"\n[limits\n")).unwrap_err();
+        assert!(e.to_string().contains("syntax.toml:2:"), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_values_point_at_their_key() {
+        let huge = file(
+            "huge.toml",
+            "[limits]\nmax_pages = 3\nwall_clock_seconds = 18446744073709551615\n",
+        );
+        let e = load_file(huge.clone()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}:3:22: `limits.wall_clock_seconds`: limit `wall_clock` is 18446744073709551615 s; it must be from 1 ms to 24 h",
+                huge.display()
+            )
+        );
+        let e = load_file(file("zero.toml", "concurrency = 0\n")).unwrap_err();
+        assert!(
+            e.to_string().contains("zero.toml:1:15: `concurrency`"),
+            "{e}"
+        );
+        let e = load_file(file(
+            "sweep.toml",
+            "[cache]\nsweep_every_seconds = 99999999\n",
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("`cache.sweep_every_seconds`"), "{e}");
+        let e = load_file(file("mode.toml", "[cache]\nmode = \"sometimes\"\n")).unwrap_err();
+        assert!(e.to_string().contains("mode.toml:2:8: `cache.mode`"), "{e}");
     }
 }

@@ -1,18 +1,22 @@
 //! `dragnet migrate`, `dragnet runs …` and `dragnet cache …`: the store of
 //! run records and cached walks, on SQLite (default) or PostgreSQL.
 
+use std::io::Write;
+
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use dragnet_engine::run::RunLog;
 
 use crate::config::Config;
+use crate::out::Out;
 use crate::services::Services;
 use crate::EXIT_COMPLETE;
 
-pub async fn migrate(config: &Config) -> Result<u8> {
+pub async fn migrate(config: &Config, out: &mut Out) -> Result<u8> {
     let services = Services::open(config).await?;
-    println!("migrations applied ({})", services.db.backend());
+    let said = writeln!(out, "migrations applied ({})", services.db.backend());
     services.shutdown().await;
+    said?;
     Ok(EXIT_COMPLETE)
 }
 
@@ -33,14 +37,14 @@ pub enum RunsCommand {
     },
 }
 
-pub async fn runs(config: &Config, command: RunsCommand) -> Result<u8> {
+pub async fn runs(config: &Config, command: RunsCommand, out: &mut Out) -> Result<u8> {
     let services = Services::open(config).await?;
-    let outcome = runs_inner(&services, command).await;
+    let outcome = runs_inner(&services, command, out).await;
     services.shutdown().await;
     outcome
 }
 
-async fn runs_inner(services: &Services, command: RunsCommand) -> Result<u8> {
+async fn runs_inner(services: &Services, command: RunsCommand, out: &mut Out) -> Result<u8> {
     // Runs are read through the engine's port, whatever keeps them.
     let log: &dyn RunLog = &services.db;
     match command {
@@ -57,17 +61,20 @@ async fn runs_inner(services: &Services, command: RunsCommand) -> Result<u8> {
                         })
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&rows)?);
+                serde_json::to_writer_pretty(&mut *out, &rows)?;
+                writeln!(out)?;
             } else {
-                println!(
+                writeln!(
+                    out,
                     "{:<40} {:<24} {:<12} {:>6} {:>9}  started",
                     "run", "workflow", "status", "steps", "ms"
-                );
+                )?;
                 for r in list {
-                    println!(
+                    writeln!(
+                        out,
                         "{:<40} {:<24} {:<12} {:>6} {:>9}  {}",
                         r.run_id, r.workflow, r.status, r.steps, r.duration_ms, r.started_at
-                    );
+                    )?;
                 }
             }
         }
@@ -76,30 +83,33 @@ async fn runs_inner(services: &Services, command: RunsCommand) -> Result<u8> {
                 bail!("no run `{run_id}` in {}", services.db.backend());
             };
             if json {
-                println!("{}", serde_json::to_string_pretty(&run)?);
+                serde_json::to_writer_pretty(&mut *out, &run)?;
+                writeln!(out)?;
             } else {
-                print_run(&serde_json::to_value(&run)?);
+                print_run(&serde_json::to_value(&run)?, out)?;
             }
         }
     }
     Ok(EXIT_COMPLETE)
 }
 
-fn print_run(run: &serde_json::Value) {
+fn print_run(run: &serde_json::Value, out: &mut Out) -> std::io::Result<()> {
     let s = |v: &serde_json::Value, k: &str| {
         v.get(k).and_then(|x| x.as_str()).unwrap_or("-").to_string()
     };
-    println!(
+    writeln!(
+        out,
         "run {} of `{}`: {}",
         s(run, "run_id"),
         s(run, "workflow"),
         s(run, "status")
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "started {}, finished {}",
         s(run, "started_at"),
         s(run, "finished_at")
-    );
+    )?;
     for step in run
         .get("steps")
         .and_then(|x| x.as_array())
@@ -121,11 +131,17 @@ fn print_run(run: &serde_json::Value) {
                 )
             })
             .unwrap_or_default();
-        println!("  {:<20} {:<12}{verdict}", s(step, "id"), s(step, "status"));
+        writeln!(
+            out,
+            "  {:<20} {:<12}{verdict}",
+            s(step, "id"),
+            s(step, "status")
+        )?;
         if let Some(reason) = step.get("reason").and_then(|r| r.as_str()) {
-            println!("    {reason}");
+            writeln!(out, "    {reason}")?;
         }
     }
+    Ok(())
 }
 
 #[derive(Subcommand)]
@@ -145,14 +161,14 @@ pub struct PurgeArgs {
     tool: Option<String>,
 }
 
-pub async fn cache(config: &Config, command: CacheCommand) -> Result<u8> {
+pub async fn cache(config: &Config, command: CacheCommand, out: &mut Out) -> Result<u8> {
     let services = Services::open(config).await?;
-    let outcome = cache_inner(&services, command).await;
+    let outcome = cache_inner(&services, command, out).await;
     services.shutdown().await;
     outcome
 }
 
-async fn cache_inner(services: &Services, command: CacheCommand) -> Result<u8> {
+async fn cache_inner(services: &Services, command: CacheCommand, out: &mut Out) -> Result<u8> {
     match command {
         CacheCommand::List { json } => {
             let list = services.db.cache_list().await?;
@@ -164,23 +180,26 @@ async fn cache_inner(services: &Services, command: CacheCommand) -> Result<u8> {
                             "storedBytes": e.stored_bytes, "cachedAt": e.cached_at, "expiresAt": e.expires_at})
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&rows)?);
+                serde_json::to_writer_pretty(&mut *out, &rows)?;
+                writeln!(out)?;
             } else {
-                println!(
+                writeln!(
+                    out,
                     "{:<24} {:<28} {:>7} {:>10}  expires",
                     "scope", "tool", "items", "bytes"
-                );
+                )?;
                 for e in list {
-                    println!(
+                    writeln!(
+                        out,
                         "{:<24} {:<28} {:>7} {:>10}  {}",
                         e.scope, e.tool, e.items, e.stored_bytes, e.expires_at
-                    );
+                    )?;
                 }
             }
         }
         CacheCommand::Purge(args) => {
             let n = services.db.cache_purge(args.tool.as_deref()).await?;
-            println!("purged {n} cached walk(s)");
+            writeln!(out, "purged {n} cached walk(s)")?;
         }
     }
     Ok(EXIT_COMPLETE)

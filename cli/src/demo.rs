@@ -5,6 +5,7 @@
 //! network and no services.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use dragnet_engine::run::RunOptions;
 use dragnet_engine::workflow;
 
 use crate::config::Config;
+use crate::out::Out;
 use crate::run_display::print_summary;
 use crate::services::Services;
 use crate::workflow_cmd::{exit_code, run_with_display};
@@ -28,38 +30,40 @@ pub fn example(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-pub async fn run(config: &Config) -> Result<u8> {
+pub async fn run(config: &Config, out: &mut Out) -> Result<u8> {
     let shop = dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
         .context("cannot start the demo shop")?;
-    println!("demo shop listening on {}", shop.base_url());
+    writeln!(out, "demo shop listening on {}", shop.base_url())?;
     let services = Services::open(config).await?;
     services.start_sweeper();
-    let outcome = run_both(shop.base_url(), &services).await;
+    let outcome = run_both(shop.base_url(), &services, out).await;
     services.shutdown().await;
     let received = shop.requests();
     shop.shutdown().await;
     let code = outcome?;
-    println!(
+    writeln!(
+        out,
         "Run records are kept in {}; see them with `dragnet runs list`.",
         config.database_url
-    );
+    )?;
     let posted = |path: &str| {
         received
             .iter()
             .filter(|r| r.method == "POST" && r.path == path)
             .count()
     };
-    println!(
+    writeln!(
+        out,
         "\nThe shop received {} requests: {} report(s) and {} alert(s) were posted.",
         received.len(),
         posted("/reports"),
         posted("/alerts")
-    );
+    )?;
     Ok(code)
 }
 
-async fn run_both(base_url: &str, services: &Services) -> Result<u8> {
+async fn run_both(base_url: &str, services: &Services, out: &mut Out) -> Result<u8> {
     let mut code = EXIT_ERROR;
     for file in [
         "nightly-open-orders.workflow.yaml",
@@ -67,18 +71,22 @@ async fn run_both(base_url: &str, services: &Services) -> Result<u8> {
     ] {
         let path = example(file);
         let wf = Arc::new(workflow::load(&path)?);
-        println!(
+        writeln!(
+            out,
             "\n== {} — {}",
             wf.name,
             wf.description.clone().unwrap_or_default()
-        );
+        )?;
+        out.flush()?;
         let options = RunOptions {
             base_urls: HashMap::from([("shop".to_string(), base_url.to_string())]),
+            concurrency: services.config.concurrency.get(),
+            limits: services.config.limits.clone(),
             cache: services.run_cache(false, false),
             ..RunOptions::default()
         };
         let record = run_with_display(wf, options, services).await?;
-        print_summary(&record);
+        print_summary(&record, out)?;
         // The nightly run decides the demo's exit code; the audit is partial
         // by design (its walk hits the page bound) and shows the else path.
         if file.starts_with("nightly") {

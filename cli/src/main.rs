@@ -2,18 +2,23 @@
 //! one through the loop layer, run the demo shop, or walk it in a demo.
 #![forbid(unsafe_code)]
 
+mod bounds;
 mod call_cmd;
 mod config;
 mod db_cmd;
 mod demo;
+mod failure;
+mod out;
 mod output;
 mod progress_line;
+mod report;
 mod run_display;
 mod services;
 mod shop_cmd;
 mod tools_cmd;
 mod workflow_cmd;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -68,10 +73,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DRAGNET_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(log_filter(&|var| std::env::var(var).ok()))
         .with_writer(std::io::stderr)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -80,31 +82,97 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            out::say(&format!("error: cannot start the async runtime: {e}"));
             return ExitCode::from(EXIT_ERROR);
         }
     };
+    let as_json = cli.command.wants_json();
+    let mut out = out::Out::stdout();
     let result = runtime.block_on(async {
+        let out = &mut out;
         // The one place settings are read from the environment.
         let config = || config::Config::load(&cli.config, &|var| std::env::var(var).ok());
         match cli.command {
-            Command::Tools(args) => tools_cmd::run(args),
-            Command::Call(args) => call_cmd::run(*args).await,
+            Command::Tools(args) => tools_cmd::run(args, out),
+            Command::Call(args) => call_cmd::run(&config()?, *args, out).await,
             Command::Shop(args) => shop_cmd::run(args).await,
-            Command::Validate(args) => workflow_cmd::validate(args),
-            Command::Run(args) => workflow_cmd::run_file(&config()?, *args).await,
-            Command::Schema => workflow_cmd::schema(),
-            Command::Demo => demo::run(&config()?).await,
-            Command::Migrate => db_cmd::migrate(&config()?).await,
-            Command::Runs(c) => db_cmd::runs(&config()?, c).await,
-            Command::Cache(c) => db_cmd::cache(&config()?, c).await,
+            Command::Validate(args) => workflow_cmd::validate(args, out),
+            Command::Run(args) => workflow_cmd::run_file(&config()?, *args, out).await,
+            Command::Schema => workflow_cmd::schema(out),
+            Command::Demo => demo::run(&config()?, out).await,
+            Command::Migrate => db_cmd::migrate(&config()?, out).await,
+            Command::Runs(c) => db_cmd::runs(&config()?, c, out).await,
+            Command::Cache(c) => db_cmd::cache(&config()?, c, out).await,
         }
+    });
+    let result = result.and_then(|code| {
+        out.flush()?;
+        Ok(code)
     });
     match result {
         Ok(code) => ExitCode::from(code),
+        // The reader went away (`| head`): nothing more to say, as ripgrep does.
+        Err(_) if out.is_broken() => ExitCode::from(EXIT_COMPLETE),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            report::report(&e, as_json, &mut out);
             ExitCode::from(EXIT_ERROR)
         }
+    }
+}
+
+impl Command {
+    /// Whether the command was asked for JSON, so its errors are JSON too.
+    fn wants_json(&self) -> bool {
+        match self {
+            Command::Tools(a) => a.json,
+            Command::Call(a) => a.json,
+            Command::Run(a) => a.json,
+            Command::Runs(db_cmd::RunsCommand::List { json, .. })
+            | Command::Runs(db_cmd::RunsCommand::Show { json, .. })
+            | Command::Cache(db_cmd::CacheCommand::List { json }) => *json,
+            Command::Cache(db_cmd::CacheCommand::Purge(_))
+            | Command::Shop(_)
+            | Command::Validate(_)
+            | Command::Schema
+            | Command::Demo
+            | Command::Migrate => false,
+        }
+    }
+}
+
+/// The log filter: `DRAGNET_LOG`, else `RUST_LOG`, else warnings only. A
+/// filter that does not parse is said once and replaced by the default.
+fn log_filter(env: &dyn Fn(&str) -> Option<String>) -> tracing_subscriber::EnvFilter {
+    use tracing_subscriber::EnvFilter;
+    let chosen = ["DRAGNET_LOG", "RUST_LOG"]
+        .into_iter()
+        .find_map(|var| env(var).filter(|v| !v.trim().is_empty()).map(|v| (var, v)));
+    match chosen {
+        Some((var, text)) => EnvFilter::try_new(&text).unwrap_or_else(|e| {
+            out::say(&format!(
+                "warning: {var}=`{text}` is not a log filter ({e}); logging warnings only"
+            ));
+            EnvFilter::new("warn")
+        }),
+        None => EnvFilter::new("warn"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dragnet_log_wins_over_rust_log() {
+        let both = |var: &str| match var {
+            "DRAGNET_LOG" => Some("info".to_string()),
+            "RUST_LOG" => Some("trace".to_string()),
+            _ => None,
+        };
+        assert_eq!(log_filter(&both).to_string(), "info");
+        let rust = |var: &str| (var == "RUST_LOG").then(|| "debug".to_string());
+        assert_eq!(log_filter(&rust).to_string(), "debug");
+        let blank = |var: &str| (var == "DRAGNET_LOG").then(String::new);
+        assert_eq!(log_filter(&blank).to_string(), "warn");
     }
 }

@@ -1,28 +1,33 @@
 //! Printing a result: one JSON document with `--json`, else the rows as
 //! JSON lines followed by a plain verdict block.
 
+use std::io::Write;
+
 use anyhow::Result;
 use dragnet_steps::{json, LoopResult, Payload};
 
+use crate::out::Out;
 use crate::{EXIT_COMPLETE, EXIT_PARTIAL};
 
-pub fn print_result(result: &LoopResult, as_json: bool) -> Result<u8> {
+pub fn print_result(result: &LoopResult, as_json: bool, out: &mut Out) -> Result<u8> {
     let v = &result.verdict;
     if as_json {
-        println!("{}", result.render_agent());
+        writeln!(out, "{}", result.render_agent())?;
     } else {
         match &result.payload {
             Payload::Single(raw) => {
-                println!("{}", serde_json::to_string_pretty(&json::leaf(raw))?);
+                serde_json::to_writer_pretty(&mut *out, &json::leaf(raw))?;
+                writeln!(out)?;
             }
             _ => {
                 for row in result.visible().iter() {
-                    println!("{row}");
+                    writeln!(out, "{row}")?;
                 }
             }
         }
-        println!();
-        println!(
+        writeln!(out)?;
+        writeln!(
+            out,
             "{}: {} rows, {} requests{}",
             if v.complete { "complete" } else { "PARTIAL" },
             v.item_count,
@@ -30,10 +35,12 @@ pub fn print_result(result: &LoopResult, as_json: bool) -> Result<u8> {
             v.stopped_by
                 .map(|s| format!(", stopped by {}", s.as_str()))
                 .unwrap_or_default()
-        );
-        println!("{}", v.note);
+        )?;
+        writeln!(out, "{}", v.note)?;
         for (key, report) in result.reports() {
-            println!("{key}: {}", serde_json::to_string_pretty(&report)?);
+            write!(out, "{key}: ")?;
+            serde_json::to_writer_pretty(&mut *out, &report)?;
+            writeln!(out)?;
         }
     }
     Ok(if v.complete {

@@ -3,7 +3,7 @@
 //! table and the outputs of the last steps.
 
 use std::collections::HashMap;
-use std::io::IsTerminal;
+use std::io::{self, IsTerminal, Write};
 use std::sync::Mutex;
 
 use dragnet_engine::run::{RunObserver, RunRecord, StepRecord, StepStatus, StepType};
@@ -11,6 +11,7 @@ use dragnet_engine::workflow::model::Workflow;
 use dragnet_steps::progress::ProgressEvent;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::out::{say, Out};
 use crate::progress_line::describe;
 
 pub struct RunDisplay {
@@ -42,7 +43,7 @@ impl RunDisplay {
             Some(m) => {
                 let _ = m.println(line);
             }
-            None => eprintln!("{line}"),
+            None => say(&line),
         }
     }
 }
@@ -61,7 +62,7 @@ impl RunObserver for RunDisplay {
                 bars.insert(step.to_string(), bar);
             }
         } else {
-            eprintln!("{step}: started");
+            say(&format!("{step}: started"));
         }
     }
 
@@ -69,7 +70,7 @@ impl RunObserver for RunDisplay {
         let text = describe(event);
         match self.bars.lock().ok().and_then(|b| b.get(step).cloned()) {
             Some(bar) => bar.set_message(text),
-            None => eprintln!("{step}: {text}"),
+            None => say(&format!("{step}: {text}")),
         }
     }
 
@@ -106,11 +107,12 @@ fn status_text(r: &StepRecord) -> String {
 }
 
 /// The table (step, status, items, complete, requests, time) and outputs.
-pub fn print_summary(record: &RunRecord) {
-    println!(
+pub fn print_summary(record: &RunRecord, out: &mut Out) -> io::Result<()> {
+    writeln!(
+        out,
         "run {} of `{}`: {:?} in {} ms",
         record.run_id, record.workflow, record.status, record.duration_ms
-    );
+    )?;
     let width = record
         .steps
         .iter()
@@ -118,10 +120,11 @@ pub fn print_summary(record: &RunRecord) {
         .max()
         .unwrap_or(4)
         .max(4);
-    println!(
+    writeln!(
+        out,
         "{:<width$}  {:<10} {:>7} {:>9} {:>9} {:>9}",
         "step", "status", "items", "complete", "requests", "time"
-    );
+    )?;
     for s in &record.steps {
         let (items, complete, requests) = match &s.verdict {
             Some(v) => (
@@ -131,7 +134,8 @@ pub fn print_summary(record: &RunRecord) {
             ),
             None => ("-".into(), "-".into(), "-".into()),
         };
-        println!(
+        writeln!(
+            out,
             "{:<width$}  {:<10} {:>7} {:>9} {:>9} {:>7} ms",
             s.id,
             format!("{:?}", s.status).to_lowercase(),
@@ -139,15 +143,15 @@ pub fn print_summary(record: &RunRecord) {
             complete,
             requests,
             s.duration_ms
-        );
+        )?;
     }
     for s in &record.steps {
         if let Some(reason) = &s.reason {
-            println!("  {}: {reason}", s.id);
+            writeln!(out, "  {}: {reason}", s.id)?;
         }
         if let Some(v) = &s.verdict {
             if !v.complete {
-                println!("  {}: {}", s.id, v.note);
+                writeln!(out, "  {}: {}", s.id, v.note)?;
             }
         }
     }
@@ -157,14 +161,16 @@ pub fn print_summary(record: &RunRecord) {
         .filter(|s| s.status == StepStatus::Succeeded && s.kind == StepType::Tool)
         .collect();
     if let Some(last) = leaves.last() {
-        if let Some(out) = &last.output {
-            let text = out.get();
+        if let Some(output) = &last.output {
+            let text = output.get();
             let cut: String = text.chars().take(400).collect();
-            println!(
+            writeln!(
+                out,
                 "output of `{}`: {cut}{}",
                 last.id,
                 if text.len() > cut.len() { "…" } else { "" }
-            );
+            )?;
         }
     }
+    Ok(())
 }

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use crate::out::say;
 use crate::EXIT_COMPLETE;
 
 #[derive(Args)]
@@ -20,10 +21,10 @@ pub async fn run(args: ShopArgs) -> Result<u8> {
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
-    eprintln!(
+    say(&format!(
         "demo shop listening on http://{local} (OpenAPI document: {}); Ctrl-C stops it",
         dragnet_shop::openapi_path().display()
-    );
+    ));
     dragnet_shop::serve(listener, async {
         let _ = tokio::signal::ctrl_c().await;
     })

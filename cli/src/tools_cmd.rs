@@ -2,6 +2,7 @@
 //! parameters page it (and where), or why it cannot be walked; the
 //! document's `operationId` beside any name that differs from it.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -11,6 +12,7 @@ use dragnet_steps::openapi;
 use dragnet_steps::Tool;
 use serde_json::{json, Value};
 
+use crate::out::Out;
 use crate::EXIT_COMPLETE;
 
 #[derive(Args)]
@@ -20,10 +22,10 @@ pub struct ToolsArgs {
     spec: PathBuf,
     /// Print a JSON array instead of a table.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
-pub fn run(args: ToolsArgs) -> Result<u8> {
+pub fn run(args: ToolsArgs, out: &mut Out) -> Result<u8> {
     let toolkit = openapi::import_file(&args.spec)?;
     if args.json {
         let list: Vec<Value> = toolkit
@@ -31,7 +33,8 @@ pub fn run(args: ToolsArgs) -> Result<u8> {
             .iter()
             .map(|t| tool_json(t, toolkit.operation_id(&t.name)))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        serde_json::to_writer_pretty(&mut *out, &list)?;
+        writeln!(out)?;
         return Ok(EXIT_COMPLETE);
     }
     let walkable = toolkit
@@ -39,12 +42,13 @@ pub fn run(args: ToolsArgs) -> Result<u8> {
         .iter()
         .filter(|t| t.walkability.is_walkable())
         .count();
-    println!(
+    writeln!(
+        out,
         "{}: {} tools, {} walkable",
         toolkit.source,
         toolkit.tools.len(),
         walkable
-    );
+    )?;
     let name_width = toolkit
         .tools
         .iter()
@@ -53,14 +57,15 @@ pub fn run(args: ToolsArgs) -> Result<u8> {
         .unwrap_or(4)
         .min(48);
     for tool in &toolkit.tools {
-        println!(
+        writeln!(
+            out,
             "{:<name_width$}  {:<6} {:<40} {}{}",
             tool.name,
             tool.method.as_upper(),
             tool.path,
             paging_text(tool),
             original_text(&tool.name, toolkit.operation_id(&tool.name))
-        );
+        )?;
     }
     Ok(EXIT_COMPLETE)
 }

@@ -2,16 +2,20 @@
 //! checked with located diagnostics, run with live progress and a summary.
 
 use std::collections::HashMap;
+use std::io::Write;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use dragnet_engine::run::{self, Fanout, RunOptions, RunRecord, RunStatus};
 use dragnet_engine::workflow;
-use dragnet_steps::Limits;
 
+use crate::bounds::LimitFlags;
 use crate::config::Config;
+use crate::failure::CliError;
+use crate::out::{say, Out};
 use crate::run_display::{print_summary, RunDisplay};
 use crate::services::Services;
 use crate::{EXIT_COMPLETE, EXIT_ERROR, EXIT_PARTIAL};
@@ -26,25 +30,23 @@ pub struct ValidateArgs {
     files: Vec<PathBuf>,
 }
 
-pub fn validate(args: ValidateArgs) -> Result<u8> {
+pub fn validate(args: ValidateArgs, out: &mut Out) -> Result<u8> {
     let mut failed = false;
     for file in &args.files {
         match workflow::load(file) {
-            Ok(wf) => println!("{}: ok ({} steps)", file.display(), wf.steps.len()),
+            Ok(wf) => writeln!(out, "{}: ok ({} steps)", file.display(), wf.steps.len())?,
             Err(diagnostics) => {
                 failed = true;
-                eprintln!("{diagnostics}");
+                say(&diagnostics.to_string());
             }
         }
     }
     Ok(if failed { EXIT_ERROR } else { EXIT_COMPLETE })
 }
 
-pub fn schema() -> Result<u8> {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&workflow::json_schema())?
-    );
+pub fn schema(out: &mut Out) -> Result<u8> {
+    serde_json::to_writer_pretty(&mut *out, &workflow::json_schema())?;
+    writeln!(out)?;
     Ok(EXIT_COMPLETE)
 }
 
@@ -58,18 +60,15 @@ pub struct RunArgs {
     /// Replace a provider's base URL: provider=URL (repeatable).
     #[arg(long = "base-url", value_name = "PROVIDER=URL")]
     base_urls: Vec<String>,
-    /// Steps running at once (default: the configuration's, 4).
-    #[arg(long)]
-    concurrency: Option<usize>,
-    /// Bound per tool call: pages per collection (default: the configuration's, 20).
-    #[arg(long)]
-    max_pages: Option<u32>,
-    /// Bound per tool call: requests (default: the configuration's, 60).
-    #[arg(long)]
-    max_requests: Option<u32>,
+    /// Steps running at once, at least 1 (default: the configuration's, else 4).
+    #[arg(long, value_name = "N")]
+    concurrency: Option<NonZeroUsize>,
+    /// Bounds of every tool call of the run.
+    #[command(flatten)]
+    limits: LimitFlags,
     /// Print the run record as JSON instead of the summary.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
     /// Also write the run record (JSON) to this file.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -81,13 +80,18 @@ pub struct RunArgs {
     experiment: bool,
 }
 
-pub async fn run_file(config: &Config, args: RunArgs) -> Result<u8> {
+pub async fn run_file(config: &Config, args: RunArgs, out: &mut Out) -> Result<u8> {
+    let limits = args.limits.apply(&config.limits)?;
     let wf = Arc::new(workflow::load(&args.file)?);
     let inputs = run::parse_input_pairs(&wf, &args.inputs)?;
     let mut base_urls = HashMap::new();
     for pair in &args.base_urls {
         let Some((name, url)) = pair.split_once('=') else {
-            bail!("--base-url expects provider=URL, got `{pair}`");
+            return Err(CliError::argument_error(
+                "--base-url",
+                format!("expects provider=URL, got `{pair}`"),
+            )
+            .into());
         };
         base_urls.insert(name.to_string(), url.to_string());
     }
@@ -95,12 +99,8 @@ pub async fn run_file(config: &Config, args: RunArgs) -> Result<u8> {
     services.start_sweeper();
     let options = RunOptions {
         inputs,
-        concurrency: args.concurrency.unwrap_or(config.concurrency).max(1),
-        limits: Limits {
-            max_pages: args.max_pages.unwrap_or(config.limits.max_pages),
-            max_requests: args.max_requests.unwrap_or(config.limits.max_requests),
-            ..config.limits.clone()
-        },
+        concurrency: args.concurrency.unwrap_or(config.concurrency).get(),
+        limits,
         base_urls,
         cache: services.run_cache(args.experiment, args.refresh),
         ..RunOptions::default()
@@ -112,9 +112,10 @@ pub async fn run_file(config: &Config, args: RunArgs) -> Result<u8> {
         write_record(path, &record)?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&record)?);
+        serde_json::to_writer_pretty(&mut *out, &record)?;
+        writeln!(out)?;
     } else {
-        print_summary(&record);
+        print_summary(&record, out)?;
     }
     Ok(exit_code(&record))
 }
@@ -132,7 +133,7 @@ pub async fn run_with_display(
         let cancel = cancel.clone();
         async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("cancelling: waiting for running steps to stop…");
+                say("cancelling: waiting for running steps to stop…");
                 cancel.cancel();
             }
         }

@@ -1,61 +1,12 @@
 //! The `dragnet` binary end to end: `tools`, `call` against the demo shop
 //! over real HTTP, exit codes, and clear errors (never a panic) on bad input.
 
-use std::net::SocketAddr;
-use std::process::{Command, Output};
+mod common;
 
+use std::process::Output;
+
+use common::{dragnet, dragnet_on, example, fresh_db, shop, spec, stderr, stdout_json};
 use serde_json::Value;
-
-/// Runs the binary with a database of its own (a fresh SQLite file), so
-/// tests never share state or write into the source tree.
-fn dragnet(args: &[&str]) -> Output {
-    dragnet_on(&fresh_db(), args)
-}
-
-fn fresh_db() -> String {
-    let db = std::env::temp_dir().join(format!(
-        "dragnet-cli-{}-{}.db",
-        std::process::id(),
-        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    format!("sqlite://{}", db.display())
-}
-
-/// Runs the binary on the database `db`.
-fn dragnet_on(db: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(args)
-        .env("DATABASE_URL", db)
-        .env_remove("DRAGNET_DATABASE_URL")
-        .env_remove("DRAGNET_CONFIG")
-        .output()
-        .expect("the binary runs")
-}
-
-static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-fn spec() -> String {
-    dragnet_shop::openapi_path().display().to_string()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout_json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is JSON ({e}): {}",
-            String::from_utf8_lossy(&o.stdout)
-        )
-    })
-}
-
-async fn shop() -> dragnet_shop::ShopHandle {
-    dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .unwrap()
-}
 
 #[test]
 fn tools_lists_paging_roles_and_where_they_sit() {
@@ -193,6 +144,20 @@ async fn bad_input_is_a_clear_error_with_a_nonzero_exit() {
             "field op value",
         ),
         (
+            vec!["listOrders".into(), "--filter".into(), "total gt".into()],
+            "invalid filter clause 0: `total gt` has no value",
+        ),
+        (
+            vec![
+                "listOrders".into(),
+                "--filter".into(),
+                "status eq open".into(),
+                "--filter".into(),
+                "total gte  ".into(),
+            ],
+            "invalid filter clause 1: `total gte` has no value",
+        ),
+        (
             vec!["listOrders".into(), "--for-each".into(), "store=1,2".into()],
             "invalid_for_each_key",
         ),
@@ -252,15 +217,6 @@ fn demo_runs_both_example_workflows_in_process() {
         text.contains("1 report(s) and 1 alert(s) were posted"),
         "{text}"
     );
-}
-
-fn example(name: &str) -> String {
-    dragnet_shop::openapi_path()
-        .parent()
-        .unwrap()
-        .join(name)
-        .display()
-        .to_string()
 }
 
 #[test]

@@ -67,12 +67,10 @@ pub async fn execute<U: Upstream>(
         limits,
         cache,
     } = call;
-    limits
-        .validate()
-        .map_err(|message| Error::InvalidReserved {
-            argument: "limits".into(),
-            message,
-        })?;
+    limits.validate().map_err(|e| Error::InvalidReserved {
+        argument: "limits".into(),
+        message: e.to_string(),
+    })?;
     if options.all_pages && !tool.walkability.is_walkable() {
         return Err(Error::NotWalkable {
             tool: tool.name.clone(),

@@ -10,6 +10,7 @@ pub mod args;
 pub mod cache;
 pub mod call;
 pub mod error;
+mod error_kind;
 pub mod http;
 pub mod json;
 pub mod json_rows;

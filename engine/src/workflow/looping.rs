@@ -14,7 +14,7 @@ use super::cursor::Cursor;
 use super::file::LoopFile;
 use super::model::{FilterClause, ForEachSpec, LoopSpec, StepCache, Template};
 use super::template::{literal, RefCheck};
-use super::values::dot_path;
+use super::values::{dot_path, MAX_TTL_MINUTES};
 
 /// The tool a loop runs over, when it resolved.
 pub struct LoopTool<'a> {
@@ -98,15 +98,23 @@ pub fn compile(
         }
     });
     let cache = file.cache.as_ref().and_then(|c| {
-        if c.ttl_minutes == 0 {
+        if (1..=MAX_TTL_MINUTES).contains(&c.ttl_minutes) {
+            Some(StepCache {
+                ttl: std::time::Duration::from_secs(c.ttl_minutes * 60),
+            })
+        } else {
             if let Some(cc) = lc.key("cache") {
-                cx.value_error(&cc, "ttl_minutes", "`ttl_minutes` must be at least 1");
+                let message = if c.ttl_minutes == 0 {
+                    "`ttl_minutes` must be at least 1".to_string()
+                } else {
+                    format!(
+                        "`ttl_minutes` is {}; it must be at most {MAX_TTL_MINUTES} (a year)",
+                        c.ttl_minutes
+                    )
+                };
+                cx.value_error(&cc, "ttl_minutes", message);
             }
             None
-        } else {
-            Some(StepCache {
-                ttl: std::time::Duration::from_secs(c.ttl_minutes.saturating_mul(60)),
-            })
         }
     });
     (cx.count() == before).then(|| LoopSpec {

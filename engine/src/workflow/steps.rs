@@ -17,7 +17,7 @@ use super::model::{
 use super::providers::Providers;
 use super::template::{RefCheck, RefSite};
 use super::tool::{check_input, resolve, Resolved};
-use super::values::{bad_name, is_name, parse_duration};
+use super::values::{bad_name, is_name, parse_duration_upto, MAX_RETRY_DELAY, MAX_TIMEOUT};
 use super::yaml::Pos;
 
 /// What the other compile passes know about the workflow.
@@ -91,10 +91,8 @@ pub fn compile_step(cx: &mut Ctx, c: &Cursor<'_>, env: &Env<'_>) -> Draft {
             branch_step(cx, c, &file, &mut refs)
         }
     };
-    let timeout = file
-        .timeout
-        .as_deref()
-        .and_then(|t| match parse_duration(t) {
+    let timeout = file.timeout.as_deref().and_then(|t| {
+        match parse_duration_upto(t, "timeout", MAX_TIMEOUT) {
             Ok(d) if d.is_zero() => {
                 cx.value_error(c, "timeout", "timeout must be more than 0");
                 None
@@ -104,7 +102,8 @@ pub fn compile_step(cx: &mut Ctx, c: &Cursor<'_>, env: &Env<'_>) -> Draft {
                 cx.value_error(c, "timeout", message);
                 None
             }
-        });
+        }
+    });
     let retry = file.retry.as_ref().and_then(|r| {
         let rc = c.key("retry")?;
         if r.attempts == 0 {
@@ -114,7 +113,11 @@ pub fn compile_step(cx: &mut Ctx, c: &Cursor<'_>, env: &Env<'_>) -> Draft {
                 "retry.attempts must be at least 1 (it counts the first try)",
             );
         }
-        let delay = match r.delay.as_deref().map(parse_duration) {
+        let delay = match r
+            .delay
+            .as_deref()
+            .map(|d| parse_duration_upto(d, "retry delay", MAX_RETRY_DELAY))
+        {
             None => std::time::Duration::from_secs(1),
             Some(Ok(d)) => d,
             Some(Err(message)) => {

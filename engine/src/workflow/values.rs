@@ -1,5 +1,7 @@
 //! Small value checks shared by the compile passes: names (step ids,
-//! provider and input names), durations and dot-paths.
+//! provider and input names), durations and dot-paths. Every duration a
+//! workflow sets has a ceiling (below), so no deadline built from one can
+//! overflow.
 
 use std::time::Duration;
 
@@ -15,6 +17,37 @@ pub fn bad_name(what: &str, name: &str) -> String {
     format!(
         "invalid {what} `{name}`: use letters, digits, `_` and `-`, starting with a letter or `_`"
     )
+}
+
+/// Longest step `timeout`.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+/// Longest pause between two tries of a step (`retry.delay`).
+pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(3600);
+/// Longest `loop.cache.ttl_minutes`: a year.
+pub const MAX_TTL_MINUTES: u64 = 365 * 24 * 60;
+
+/// As `parse_duration`, refusing more than `max`; `what` names the setting.
+pub fn parse_duration_upto(text: &str, what: &str, max: Duration) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d > max {
+        return Err(format!(
+            "`{}` is longer than the longest {what}, {}",
+            text.trim(),
+            show(max)
+        ));
+    }
+    Ok(d)
+}
+
+/// A whole duration in the largest unit that divides it: `24h`, `90s`.
+fn show(d: Duration) -> String {
+    let ms = d.as_millis();
+    match ms {
+        ms if ms > 0 && ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
+        ms if ms > 0 && ms % 60_000 == 0 => format!("{}m", ms / 60_000),
+        ms if ms % 1_000 == 0 => format!("{}s", ms / 1_000),
+        ms => format!("{ms}ms"),
+    }
 }
 
 /// `<n>ms`, `<n>s`, `<n>m` or `<n>h` with a whole number `n`.
@@ -77,6 +110,22 @@ mod tests {
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("99999999999999999999h").is_err());
         assert!(parse_duration("18446744073709551615h").is_err());
+    }
+
+    #[test]
+    fn durations_have_a_ceiling() {
+        assert_eq!(
+            parse_duration_upto("24h", "timeout", MAX_TIMEOUT),
+            Ok(MAX_TIMEOUT)
+        );
+        assert_eq!(
+            parse_duration_upto("86400001ms", "timeout", MAX_TIMEOUT),
+            Err("`86400001ms` is longer than the longest timeout, 24h".to_string())
+        );
+        assert!(parse_duration_upto("18446744073709551615s", "timeout", MAX_TIMEOUT).is_err());
+        assert_eq!(show(Duration::from_secs(90)), "90s");
+        assert_eq!(show(Duration::from_secs(120)), "2m");
+        assert_eq!(show(Duration::from_millis(1500)), "1500ms");
     }
 
     #[test]

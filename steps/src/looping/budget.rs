@@ -59,21 +59,150 @@ impl Default for RetryPolicy {
     }
 }
 
-impl Limits {
-    /// Checks that every bound allows at least one request.
-    pub fn validate(&self) -> Result<(), String> {
-        let zero = [
-            ("max_pages", self.max_pages == 0),
-            ("max_requests", self.max_requests == 0),
-            ("max_items", self.max_items == 0),
-            ("max_bytes", self.max_bytes == 0),
-            ("wall_clock", self.wall_clock.is_zero()),
-            ("max_for_each_values", self.max_for_each_values == 0),
-        ];
-        match zero.iter().find(|(_, is_zero)| *is_zero) {
-            Some((name, _)) => Err(format!("limit `{name}` must be above zero")),
-            None => Ok(()),
+/// One bound of `Limits`, named as it is configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    Pages,
+    Requests,
+    Items,
+    Bytes,
+    WallClock,
+    ForEachValues,
+    Retries,
+    BaseBackoff,
+    MaxBackoff,
+}
+
+/// What a bound counts, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    Count,
+    Bytes,
+    /// Held in milliseconds.
+    Duration,
+}
+
+impl Bound {
+    pub const ALL: [Bound; 9] = [
+        Bound::Pages,
+        Bound::Requests,
+        Bound::Items,
+        Bound::Bytes,
+        Bound::WallClock,
+        Bound::ForEachValues,
+        Bound::Retries,
+        Bound::BaseBackoff,
+        Bound::MaxBackoff,
+    ];
+
+    /// The field's name in `Limits` (and in the configuration file's `[limits]`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Bound::Pages => "max_pages",
+            Bound::Requests => "max_requests",
+            Bound::Items => "max_items",
+            Bound::Bytes => "max_bytes",
+            Bound::WallClock => "wall_clock",
+            Bound::ForEachValues => "max_for_each_values",
+            Bound::Retries => "retry.max_retries",
+            Bound::BaseBackoff => "retry.base_backoff",
+            Bound::MaxBackoff => "retry.max_backoff",
         }
+    }
+
+    /// The smallest and largest allowed values (milliseconds for durations).
+    /// The largest keep every sum and deadline far from overflowing and a
+    /// single call within what one machine can hold and wait for.
+    pub fn range(self) -> (u64, u64) {
+        match self {
+            Bound::Pages => (1, 100_000),
+            Bound::Requests => (1, 1_000_000),
+            Bound::Items => (1, 10_000_000),
+            Bound::Bytes => (1, 16 * 1024 * 1024 * 1024),
+            Bound::WallClock => (1, 24 * 3_600_000),
+            Bound::ForEachValues => (1, 100_000),
+            Bound::Retries => (0, 10),
+            Bound::BaseBackoff | Bound::MaxBackoff => (0, 10 * 60_000),
+        }
+    }
+
+    fn unit(self) -> Unit {
+        match self {
+            Bound::Bytes => Unit::Bytes,
+            Bound::WallClock | Bound::BaseBackoff | Bound::MaxBackoff => Unit::Duration,
+            Bound::Pages
+            | Bound::Requests
+            | Bound::Items
+            | Bound::ForEachValues
+            | Bound::Retries => Unit::Count,
+        }
+    }
+
+    /// This bound's value in `limits` (milliseconds for durations).
+    fn value(self, limits: &Limits) -> u128 {
+        match self {
+            Bound::Pages => limits.max_pages.into(),
+            Bound::Requests => limits.max_requests.into(),
+            Bound::Items => limits.max_items as u128,
+            Bound::Bytes => limits.max_bytes.into(),
+            Bound::WallClock => limits.wall_clock.as_millis(),
+            Bound::ForEachValues => limits.max_for_each_values as u128,
+            Bound::Retries => limits.retry.max_retries.into(),
+            Bound::BaseBackoff => limits.retry.base_backoff.as_millis(),
+            Bound::MaxBackoff => limits.retry.max_backoff.as_millis(),
+        }
+    }
+
+    /// `n` in this bound's unit, as people read it.
+    fn show(self, n: u128) -> String {
+        match self.unit() {
+            Unit::Count => n.to_string(),
+            Unit::Bytes => format!("{n} bytes"),
+            Unit::Duration => show_millis(n),
+        }
+    }
+}
+
+/// `250 ms`, `90 s`, `24 h`: the largest unit that divides exactly.
+fn show_millis(ms: u128) -> String {
+    match ms {
+        0 => "0 s".to_string(),
+        ms if ms % 3_600_000 == 0 => format!("{} h", ms / 3_600_000),
+        ms if ms % 60_000 == 0 => format!("{} min", ms / 60_000),
+        ms if ms % 1_000 == 0 => format!("{} s", ms / 1_000),
+        ms => format!("{ms} ms"),
+    }
+}
+
+/// A bound outside its allowed range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("limit `{}` is {}; it must be from {} to {}", .bound.name(), .bound.show(*.value), .bound.show(u128::from(*.min)), .bound.show(u128::from(*.max)))]
+pub struct LimitError {
+    pub bound: Bound,
+    /// The value given (milliseconds for durations).
+    pub value: u128,
+    pub min: u64,
+    pub max: u64,
+}
+
+impl Limits {
+    /// Checks every bound against its allowed range (`Bound::range`), the
+    /// one place bounds are checked: past it, no sum or deadline built from
+    /// them can overflow.
+    pub fn validate(&self) -> Result<(), LimitError> {
+        for bound in Bound::ALL {
+            let value = bound.value(self);
+            let (min, max) = bound.range();
+            if value < min.into() || value > max.into() {
+                return Err(LimitError {
+                    bound,
+                    value,
+                    min,
+                    max,
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -99,8 +228,13 @@ impl Budget {
         }
     }
 
+    /// When the wall clock runs out. Limits that skipped `validate` with
+    /// a wall clock past any representable instant get the largest allowed.
     pub fn deadline(&self) -> Instant {
-        self.started + self.limits.wall_clock
+        let longest = Duration::from_millis(Bound::WallClock.range().1);
+        self.started
+            .checked_add(self.limits.wall_clock)
+            .unwrap_or(self.started + longest)
     }
 
     pub fn elapsed(&self) -> Duration {
@@ -178,7 +312,108 @@ mod tests {
             max_pages: 0,
             ..Limits::default()
         };
-        assert!(l.validate().unwrap_err().contains("max_pages"));
+        let e = l.validate().unwrap_err();
+        assert_eq!(e.bound, Bound::Pages);
+        assert_eq!(
+            e.to_string(),
+            "limit `max_pages` is 0; it must be from 1 to 100000"
+        );
         assert!(Limits::default().validate().is_ok());
+    }
+
+    #[test]
+    fn every_bound_has_a_ceiling_named_with_its_range() {
+        let huge = [
+            Limits {
+                max_pages: u32::MAX,
+                ..Limits::default()
+            },
+            Limits {
+                max_requests: 1_000_001,
+                ..Limits::default()
+            },
+            Limits {
+                max_items: usize::MAX,
+                ..Limits::default()
+            },
+            Limits {
+                max_bytes: u64::MAX,
+                ..Limits::default()
+            },
+            Limits {
+                wall_clock: Duration::from_secs(u64::MAX),
+                ..Limits::default()
+            },
+            Limits {
+                max_for_each_values: 100_001,
+                ..Limits::default()
+            },
+            Limits {
+                retry: RetryPolicy {
+                    max_retries: 11,
+                    ..RetryPolicy::default()
+                },
+                ..Limits::default()
+            },
+            Limits {
+                retry: RetryPolicy {
+                    base_backoff: Duration::from_secs(601),
+                    ..RetryPolicy::default()
+                },
+                ..Limits::default()
+            },
+            Limits {
+                retry: RetryPolicy {
+                    max_backoff: Duration::MAX,
+                    ..RetryPolicy::default()
+                },
+                ..Limits::default()
+            },
+        ];
+        for (limits, bound) in huge.iter().zip(Bound::ALL) {
+            let e = limits.validate().unwrap_err();
+            assert_eq!(e.bound, bound);
+            assert!(e.to_string().contains(bound.name()), "{e}");
+        }
+        let e = huge[4].validate().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "limit `wall_clock` is 18446744073709551615 s; it must be from 1 ms to 24 h"
+        );
+        assert!(huge[3]
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .ends_with("to 17179869184 bytes"));
+    }
+
+    #[test]
+    fn the_largest_allowed_bounds_pass() {
+        let l = Limits {
+            max_pages: 100_000,
+            max_requests: 1_000_000,
+            max_items: 10_000_000,
+            max_bytes: 17_179_869_184,
+            wall_clock: Duration::from_secs(24 * 3600),
+            max_for_each_values: 100_000,
+            retry: RetryPolicy {
+                max_retries: 10,
+                base_backoff: Duration::from_secs(600),
+                max_backoff: Duration::from_secs(600),
+            },
+        };
+        assert_eq!(l.validate(), Ok(()));
+        assert_eq!(show_millis(250), "250 ms");
+        assert_eq!(show_millis(90_000), "90 s");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unchecked_huge_wall_clock_does_not_panic() {
+        let b = Budget::new(Limits {
+            wall_clock: Duration::from_secs(u64::MAX),
+            ..Limits::default()
+        });
+        assert!(b.deadline() > Instant::now());
+        assert!(b.exhausted().is_none());
     }
 }

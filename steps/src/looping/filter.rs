@@ -95,21 +95,23 @@ impl Filter {
         Ok(Filter { clauses })
     }
 
-    /// Parses the CLI form `field op value` (value as JSON, else a string).
+    /// Parses the CLI form `field op value` (value as JSON, else a string;
+    /// words may be separated by any run of spaces). A clause without its
+    /// value is an error naming it, not a filter that matches nothing.
     pub fn clause_from_text(index: usize, text: &str) -> Result<Clause, Error> {
-        let mut parts = text.trim().splitn(3, char::is_whitespace);
-        let (Some(field), Some(op)) = (parts.next(), parts.next()) else {
-            return Err(Error::InvalidFilter {
-                index,
-                message: format!("`{text}` is not `field op value`"),
-            });
-        };
-        let raw_value = parts.next().map(str::trim).unwrap_or("");
-        let value = if raw_value.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(raw_value).unwrap_or_else(|_| Value::String(raw_value.into()))
-        };
+        let bad = |message: String| Error::InvalidFilter { index, message };
+        let (field, rest) = first_word(text);
+        let (op, raw_value) = first_word(rest);
+        if field.is_empty() || op.is_empty() {
+            return Err(bad(format!("`{}` is not `field op value`", text.trim())));
+        }
+        if raw_value.is_empty() {
+            return Err(bad(format!(
+                "`{field} {op}` has no value; write `field op value` (`null` for null)"
+            )));
+        }
+        let value =
+            serde_json::from_str(raw_value).unwrap_or_else(|_| Value::String(raw_value.into()));
         build(index, field, op, value)
     }
 
@@ -127,6 +129,15 @@ impl Filter {
     /// an object), so it is read once for every clause and the projection.
     pub fn matches_parsed(&self, item: &RawValue, obj: Option<&RawObject>) -> bool {
         self.clauses.iter().all(|c| c.matches_parsed(item, obj))
+    }
+}
+
+/// The first word of `text` and the rest, both trimmed.
+fn first_word(text: &str) -> (&str, &str) {
+    let t = text.trim_start();
+    match t.find(char::is_whitespace) {
+        Some(end) => (&t[..end], t[end..].trim()),
+        None => (t, ""),
     }
 }
 
@@ -349,6 +360,17 @@ mod tests {
         let c = Filter::clause_from_text(0, "customer.name contains Ann Lee").unwrap();
         assert_eq!(c.value, json!("Ann Lee"));
         assert!(Filter::clause_from_text(0, "total").is_err());
+        let e = Filter::clause_from_text(0, "total gt").unwrap_err();
+        assert!(e.to_string().contains("`total gt` has no value"), "{e}");
+        assert!(Filter::clause_from_text(1, " total   lte   ").is_err());
+        let c = Filter::clause_from_text(0, "  total   gte\t 20 ").unwrap();
+        assert_eq!(
+            (c.field.clone(), c.value.clone()),
+            (vec!["total".to_string()], json!(20))
+        );
+        assert!(Filter::clause_from_text(0, "total exists").is_err());
+        let c = Filter::clause_from_text(0, "note eq null").unwrap();
+        assert_eq!(c.value, Value::Null);
         assert!(Filter::clause_from_text(0, "total ~ 3").is_err());
     }
 }

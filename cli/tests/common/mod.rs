@@ -1,0 +1,121 @@
+//! What the binary's tests share: running `dragnet` on a database of its
+//! own, the demo shop on a free port, and reading what the binary printed.
+#![allow(dead_code)] // each test file uses the part it needs
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::Value;
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The binary under test: cargo's build of it, or `DRAGNET_TEST_BIN` when
+/// set (a copy taken when several checkouts share one target directory and
+/// so overwrite each other's `target/debug/dragnet`).
+pub fn binary() -> PathBuf {
+    std::env::var_os("DRAGNET_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dragnet")))
+}
+
+/// The binary with a clean environment: no configuration file or database
+/// URL inherited from the machine, no log filter.
+pub fn command(db: &str) -> Command {
+    let mut c = Command::new(binary());
+    c.env("DATABASE_URL", db)
+        .env_remove("DRAGNET_DATABASE_URL")
+        .env_remove("DRAGNET_CONFIG")
+        .env_remove("DRAGNET_CACHE_MODE")
+        .env_remove("DRAGNET_LOG")
+        .env_remove("RUST_LOG");
+    c
+}
+
+/// Runs the binary with a database of its own (a fresh SQLite file), so
+/// tests never share state or write into the source tree.
+pub fn dragnet(args: &[&str]) -> Output {
+    dragnet_on(&fresh_db(), args)
+}
+
+/// A fresh SQLite database URL in the temporary folder.
+pub fn fresh_db() -> String {
+    format!("sqlite://{}", scratch("db").display())
+}
+
+/// A path of its own in the temporary folder, ending in `.ext`.
+pub fn scratch(ext: &str) -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "dragnet-cli-{}-{}.{ext}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// Runs the binary on the database `db`.
+pub fn dragnet_on(db: &str, args: &[&str]) -> Output {
+    command(db).args(args).output().expect("the binary runs")
+}
+
+/// The demo shop's OpenAPI document.
+pub fn spec() -> String {
+    dragnet_shop::openapi_path().display().to_string()
+}
+
+/// An example workflow next to the shop's document.
+pub fn example(name: &str) -> String {
+    dragnet_shop::openapi_path()
+        .parent()
+        .unwrap()
+        .join(name)
+        .display()
+        .to_string()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stdout_json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}
+
+/// The demo shop on a free port of 127.0.0.1.
+pub async fn shop() -> dragnet_shop::ShopHandle {
+    dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap()
+}
+
+/// `call --spec <shop> --base-url <base>` followed by `extra`.
+pub fn call_args(base: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "call".into(),
+        "--spec".into(),
+        spec(),
+        "--base-url".into(),
+        base.into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+/// Runs the binary with owned arguments, off the async runtime.
+pub async fn run_blocking(db: String, args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        dragnet_on(&db, &refs)
+    })
+    .await
+    .unwrap()
+}
