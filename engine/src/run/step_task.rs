@@ -170,7 +170,7 @@ async fn run_tool(
                     requests: v.requests,
                     item_count: v.item_count,
                     stopped_by: v.stopped_by,
-                    note: v.note.clone(),
+                    note: result.note(dragnet_steps::Audience::Workflow),
                 });
                 record.output = RawValue::from_string(result.render_workflow())
                     .ok()

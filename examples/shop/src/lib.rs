@@ -2,7 +2,8 @@
 //! `dragnet-shop` owns the demo shop API: a real HTTP server over deterministic seeded data
 //! (30 properties, 400 customers, 6000 orders, 500 events) that serves every paging style
 //! dragnet walks — page/per_page, offset/limit, OData `$top`/`$skip`, paging inside a POST
-//! body, and an opaque cursor — together with its OpenAPI 3.1 document, per-request fault
+//! body, Django REST framework's count/next/previous/results (`/drf/…`), and an opaque
+//! cursor — together with its OpenAPI 3.1 document, per-request fault
 //! modes chosen by the `X-Shop-Fault` header, and a request log. It is both the demo
 //! upstream and the upstream of the project's tests.
 //!

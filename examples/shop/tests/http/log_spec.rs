@@ -83,6 +83,8 @@ fn the_openapi_document_declares_every_operation() {
         "listOrders",
         "listCustomers",
         "listOrdersOData",
+        "listOrdersDrf",
+        "listCustomersDrf",
         "searchOrders",
         "listEvents",
         "listProperties",

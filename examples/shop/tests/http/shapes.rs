@@ -220,3 +220,35 @@ async fn reports_and_alerts_are_kept() {
     let (_, list) = f.get("/alerts", None).await;
     assert_eq!(list["data"][0]["message"], json!("late"));
 }
+
+#[tokio::test]
+async fn django_rest_framework_paging() {
+    let f = Fixture::new().await;
+    // page_size is capped silently at 50, below the documented 100.
+    let (status, body) = f.get("/drf/orders?page=2&page_size=100", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(ids(&body["results"]), (51..=100).collect::<Vec<_>>());
+    assert_eq!(body["count"], json!(6000));
+    let next = body["next"].as_str().unwrap();
+    assert!(
+        next.starts_with("http://") && next.ends_with("/drf/orders?page=3&page_size=50"),
+        "{next}"
+    );
+    assert!(body["previous"]
+        .as_str()
+        .unwrap()
+        .ends_with("page=1&page_size=50"));
+    // the last page has no next; one past it is a 404 "Invalid page."
+    let (_, last) = f.get("/drf/orders?page=120&page_size=50", None).await;
+    assert_eq!(last["next"], Value::Null);
+    let (status, body) = f.get("/drf/orders?page=121&page_size=50", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body, json!({"detail": "Invalid page."}));
+    // limit/offset answers an empty page past the end
+    let (_, body) = f.get("/drf/customers?limit=80&offset=350", None).await;
+    assert_eq!(body["results"].as_array().unwrap().len(), 50);
+    assert_eq!(body["next"], Value::Null);
+    let (status, body) = f.get("/drf/customers?offset=400", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["results"], json!([]));
+}
