@@ -32,7 +32,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use dragnet_shop::{OrderStatus, ShopHandle};
 use dragnet_steps::cache::{
-    stored, CacheMode, CachePolicy, CacheScope, CacheStore, SystemClock, WallClock,
+    stored, CacheMode, CachePolicy, CacheScope, CacheStore, Clock, SystemClock,
 };
 use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
 use dragnet_steps::{execute, openapi, Limits, LoopOptions, LoopResult, Runtime, Tool, ToolCall};

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Args;
+use dragnet_steps::clock::SystemClock;
 use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
 use dragnet_steps::looping::filter::Filter;
 use dragnet_steps::looping::options::{parse_fields, ForEachSpec};
-use dragnet_steps::progress::TokioClock;
 use dragnet_steps::{args, openapi, Error, LoopOptions, Runtime, ToolCall};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -134,7 +134,7 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
     });
     let runtime = Runtime {
         progress: &line,
-        clock: Arc::new(TokioClock),
+        clock: Arc::new(SystemClock),
         cancel,
     };
     let call = ToolCall {

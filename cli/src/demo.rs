@@ -83,6 +83,7 @@ async fn run_both(base_url: &str, services: &Services, out: &mut Out) -> Result<
             concurrency: services.config.concurrency.get(),
             limits: services.config.limits.clone(),
             cache: services.run_cache(false, false),
+            clock: services.clock.clone(),
             ..RunOptions::default()
         };
         let record = run_with_display(wf, options, services).await?;

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use dragnet_engine::run::RunCache;
-use dragnet_steps::cache::{CacheMode, SystemClock, WallClock};
+use dragnet_steps::cache::CacheMode;
+use dragnet_steps::clock::{Clock, SystemClock};
 use dragnet_store::{hostname, pid_alive, spawn_sweeper, Db, ObserverOptions, StoreObserver};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -20,7 +21,7 @@ const STALE_AFTER: Duration = Duration::from_secs(60);
 pub struct Services {
     pub db: Db,
     pub config: Config,
-    pub clock: Arc<dyn WallClock>,
+    pub clock: Arc<dyn Clock>,
     pub tracker: TaskTracker,
     pub cancel: CancellationToken,
 }
@@ -30,7 +31,7 @@ impl Services {
     pub async fn open(config: &Config) -> Result<Services> {
         let db = Db::connect(&config.database_url).await?;
         db.migrate().await.context("applying migrations")?;
-        let clock: Arc<dyn WallClock> = Arc::new(SystemClock);
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         db.mark_interrupted(&hostname(), &pid_alive, STALE_AFTER, clock.now())
             .await
             .context("checking for interrupted runs")?;
@@ -64,7 +65,6 @@ impl Services {
             org: self.config.org.clone(),
             experiment,
             refresh,
-            clock: self.clock.clone(),
         })
     }
 

@@ -103,6 +103,7 @@ pub async fn run_file(config: &Config, args: RunArgs, out: &mut Out) -> Result<u
         limits,
         base_urls,
         cache: services.run_cache(args.experiment, args.refresh),
+        clock: services.clock.clone(),
         ..RunOptions::default()
     };
     let record = run_with_display(wf, options, &services).await;

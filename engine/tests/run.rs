@@ -370,3 +370,35 @@ steps:
         .count();
     assert_eq!(tries, 1);
 }
+
+/// A clock fixed at one wall-clock moment (monotonic time is tokio's).
+struct Fixed(chrono::DateTime<chrono::Utc>);
+
+impl dragnet_steps::clock::Clock for Fixed {
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.0
+    }
+}
+
+#[tokio::test]
+async fn records_read_the_injected_clock() {
+    let shop = shop().await;
+    let at = chrono::DateTime::from_timestamp(1_893_456_000, 0).unwrap();
+    let text =
+        format!("name: clocked\n{PROVIDER}steps:\n  - id: props\n    tool: shop.listProperties\n");
+    let opts = RunOptions {
+        clock: Arc::new(Fixed(at)),
+        ..options(&shop)
+    };
+    let record = run_text(&shop, &text, opts).await;
+    assert_eq!(record.status, RunStatus::Succeeded);
+    assert_eq!(record.started_at, at);
+    assert_eq!(record.finished_at, Some(at));
+    assert!(
+        record.run_id.starts_with("run_20300101T"),
+        "{}",
+        record.run_id
+    );
+    let step = record.step("props").unwrap();
+    assert_eq!((step.started_at, step.finished_at), (Some(at), Some(at)));
+}

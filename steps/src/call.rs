@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::args;
 use crate::cache::key::KeyMaterial;
 use crate::cache::{around, cache_key, CachePolicy};
+use crate::clock::{Clock, SystemClock};
 use crate::http::Upstream;
 use crate::json_rows::Rows;
 use crate::looping::budget::{Budget, Limits};
@@ -19,7 +20,7 @@ use crate::looping::options::LoopOptions;
 use crate::looping::shape::shape;
 use crate::looping::verdict::StopReason;
 use crate::looping::walk::{Gathered, Walker};
-use crate::progress::{Clock, NoProgress, ProgressSink, Throttled, TokioClock};
+use crate::progress::{NoProgress, ProgressSink, Throttled};
 use crate::result::{ForEachError, LoopResult, Payload};
 use crate::verdict_note::{compose, Counts, Tally};
 use crate::{Error, Tool};
@@ -48,7 +49,7 @@ impl Runtime<'static> {
     pub fn quiet() -> Self {
         Runtime {
             progress: &NoProgress,
-            clock: Arc::new(TokioClock),
+            clock: Arc::new(SystemClock),
             cancel: CancellationToken::new(),
         }
     }
@@ -114,7 +115,7 @@ pub async fn execute<U: Upstream>(
         all_pages: options.all_pages,
         explicit_path: options.items_path.as_deref(),
         tag_key: for_each.as_ref().map(|f| f.key.as_str()),
-        budget: Budget::new(limits),
+        budget: Budget::new(limits, runtime.clock.clone()),
         gathered: Gathered::default(),
         progress: Throttled::new(runtime.progress, runtime.clock.clone()),
         cancel: runtime.cancel.clone(),

@@ -9,6 +9,7 @@
 pub mod args;
 pub mod cache;
 pub mod call;
+pub mod clock;
 pub mod error;
 mod error_kind;
 pub mod http;

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub use crate::clock::{Clock, SystemClock};
+
 /// The least time between two delivered events.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(750);
 
@@ -61,21 +63,6 @@ impl<F: Fn(&ProgressEvent) + Send + Sync> ProgressSink for F {
     }
 }
 
-/// A source of monotonic time.
-pub trait Clock: Send + Sync {
-    fn now(&self) -> tokio::time::Instant;
-}
-
-/// tokio's clock: real time, or paused time in tests.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TokioClock;
-
-impl Clock for TokioClock {
-    fn now(&self) -> tokio::time::Instant {
-        tokio::time::Instant::now()
-    }
-}
-
 /// Lets at most one event through per `MIN_INTERVAL`.
 pub struct Throttled<'a> {
     sink: &'a dyn ProgressSink,
@@ -95,7 +82,7 @@ impl<'a> Throttled<'a> {
     /// Delivers `event` unless one was delivered less than 750 ms ago.
     /// Returns whether it was delivered.
     pub fn offer(&mut self, event: ProgressEvent) -> bool {
-        let now = self.clock.now();
+        let now = self.clock.instant();
         if self
             .last
             .is_some_and(|last| now.duration_since(last) < MIN_INTERVAL)
@@ -129,7 +116,7 @@ mod tests {
     async fn at_most_one_event_per_750ms() {
         let seen = Mutex::new(Vec::new());
         let sink = |e: &ProgressEvent| seen.lock().unwrap().push(e.page);
-        let mut t = Throttled::new(&sink, Arc::new(TokioClock));
+        let mut t = Throttled::new(&sink, Arc::new(SystemClock));
         assert!(t.offer(event(1)));
         tokio::time::advance(Duration::from_millis(300)).await;
         assert!(!t.offer(event(2)));

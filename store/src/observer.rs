@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use dragnet_engine::run::{RunObserver, RunRecord, StepRecord};
-use dragnet_steps::cache::WallClock;
+use dragnet_steps::clock::Clock;
 use dragnet_steps::progress::ProgressEvent;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -59,7 +59,7 @@ pub(crate) enum Event {
 /// executor as its observer; call `close` after the run returns.
 pub struct StoreObserver {
     events: mpsc::UnboundedSender<Event>,
-    clock: Arc<dyn WallClock>,
+    clock: Arc<dyn Clock>,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -68,7 +68,7 @@ impl StoreObserver {
     /// grace period for the run's final events).
     pub fn start(
         db: Db,
-        clock: Arc<dyn WallClock>,
+        clock: Arc<dyn Clock>,
         options: ObserverOptions,
         tracker: &TaskTracker,
         cancel: CancellationToken,

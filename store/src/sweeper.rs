@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dragnet_steps::cache::{CacheStore, WallClock};
+use dragnet_steps::cache::CacheStore;
+use dragnet_steps::clock::Clock;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
@@ -19,7 +20,7 @@ const MIN_EVERY: Duration = Duration::from_millis(10);
 pub fn spawn_sweeper(
     store: Arc<dyn CacheStore>,
     every: Duration,
-    clock: Arc<dyn WallClock>,
+    clock: Arc<dyn Clock>,
     tracker: &TaskTracker,
     cancel: CancellationToken,
 ) -> JoinHandle<()> {

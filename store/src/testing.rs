@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use chrono::{DateTime, Duration as Span, Utc};
-use dragnet_steps::cache::WallClock;
+use dragnet_steps::clock::Clock;
 
 use crate::Db;
 
@@ -132,7 +132,7 @@ impl TestClock {
     }
 }
 
-impl WallClock for TestClock {
+impl Clock for TestClock {
     fn now(&self) -> DateTime<Utc> {
         *self.0.lock().expect("clock lock")
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dragnet_engine::run::{RunRecord, StepStatus};
-use dragnet_steps::cache::WallClock;
+use dragnet_steps::clock::Clock;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
@@ -32,13 +32,13 @@ struct Current {
 
 pub(crate) struct Writer {
     db: Db,
-    clock: Arc<dyn WallClock>,
+    clock: Arc<dyn Clock>,
     options: ObserverOptions,
     current: Option<Current>,
 }
 
 impl Writer {
-    pub(crate) fn new(db: Db, clock: Arc<dyn WallClock>, options: ObserverOptions) -> Writer {
+    pub(crate) fn new(db: Db, clock: Arc<dyn Clock>, options: ObserverOptions) -> Writer {
         Writer {
             db,
             clock,

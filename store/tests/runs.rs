@@ -16,7 +16,7 @@ use common::{t0, TestClock};
 use dragnet_engine::run::{
     RunLog, RunObserver, RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict,
 };
-use dragnet_steps::cache::WallClock;
+use dragnet_steps::clock::Clock;
 use dragnet_steps::StopReason;
 use dragnet_store::{pid_alive, Db, ObserverOptions, RunOwner, StoreObserver};
 use serde_json::{json, Value};

@@ -61,8 +61,8 @@ async fn run_once(
             org: "acme".into(),
             experiment,
             refresh,
-            clock,
         }),
+        clock,
         ..RunOptions::default()
     };
     let record = run::run(wf, options, Arc::new(Fanout(vec![store.clone()]))).await?;

@@ -52,13 +52,14 @@ pub async fn run(
         .iter()
         .map(|(name, p)| (name.clone(), upstream(p, &options)))
         .collect();
-    let started = Instant::now();
+    let clock = options.clock.clone();
+    let started = clock.instant();
     let mut record = RunRecord {
-        run_id: run_id(),
+        run_id: run_id(clock.now()),
         workflow: workflow.name.clone(),
         source: workflow.source.display().to_string(),
         status: RunStatus::Running,
-        started_at: Utc::now(),
+        started_at: clock.now(),
         finished_at: None,
         duration_ms: 0,
         inputs: inputs.clone(),
@@ -77,6 +78,7 @@ pub async fn run(
             cancel: options.cancel.clone(),
             cache: options.cache.clone(),
             tools: options.tools.clone(),
+            clock: options.clock.clone(),
         },
         semaphore: Semaphore::new(options.concurrency.max(1)),
     });
@@ -160,7 +162,7 @@ pub async fn run(
                     // A step catches its own panics; this is what is left
                     // around its body. The step fails, named; the run goes on.
                     Err(e) => match task_steps.remove(&e.id()) {
-                        Some(i) => abnormal_end(&workflow.steps[i], i, e),
+                        Some(i) => abnormal_end(&workflow.steps[i], i, e, clock.now()),
                         None => continue,
                     },
                 };
@@ -185,8 +187,11 @@ pub async fn run(
         step.status = StepStatus::Failed;
         step.reason = Some("the step did not finish (its task ended abnormally)".into());
     }
-    record.finished_at = Some(Utc::now());
-    record.duration_ms = started.elapsed().as_millis() as u64;
+    record.finished_at = Some(clock.now());
+    record.duration_ms = clock
+        .instant()
+        .saturating_duration_since(started)
+        .as_millis() as u64;
     record.settle(cancelled || options.cancel.is_cancelled());
     observer.run_finished(&record);
     Ok(record)
@@ -315,8 +320,7 @@ fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, Provider
 }
 
 /// A unique, time-ordered run id.
-fn run_id() -> String {
-    let now = Utc::now();
+fn run_id(now: chrono::DateTime<Utc>) -> String {
     format!(
         "run_{}_{:08x}",
         now.format("%Y%m%dT%H%M%S%3f"),

@@ -17,7 +17,8 @@ mod tool_step;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use dragnet_steps::cache::{CacheMode, CacheStore, WallClock};
+use dragnet_steps::cache::{CacheMode, CacheStore};
+use dragnet_steps::clock::{Clock, SystemClock};
 use dragnet_steps::progress::ProgressEvent;
 use dragnet_steps::Limits;
 use serde_json::{Map, Value};
@@ -54,6 +55,8 @@ pub struct RunOptions {
     pub cache: Option<RunCache>,
     /// Makes tool steps' calls: the loop layer unless a caller wraps it.
     pub tools: Arc<dyn ToolRunner>,
+    /// The time every record, budget and cache entry of the run reads.
+    pub clock: Arc<dyn Clock>,
 }
 
 /// The deployment's cache as a run uses it. Workflows call with the
@@ -67,7 +70,6 @@ pub struct RunCache {
     pub experiment: bool,
     /// Bypass hits and replace entries (`dragnet run --refresh`).
     pub refresh: bool,
-    pub clock: Arc<dyn WallClock>,
 }
 
 impl Default for RunOptions {
@@ -82,6 +84,7 @@ impl Default for RunOptions {
             cancel: CancellationToken::new(),
             cache: None,
             tools: Arc::new(LoopLayer),
+            clock: Arc::new(SystemClock),
         }
     }
 }

@@ -15,7 +15,6 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::task;
-use tokio::time::Instant;
 
 use super::branch::{decide, Decision};
 use super::record::{StepRecord, StepStatus, StepType, StepVerdict};
@@ -45,8 +44,9 @@ pub(super) async fn run_step(shared: Arc<Shared>, index: usize, scope: Scope) ->
     let mut record = StepRecord::pending(step.id.as_str(), kind_name(step));
     let _permit = shared.semaphore.acquire().await;
     record.status = StepStatus::Running;
-    record.started_at = Some(Utc::now());
-    let started = Instant::now();
+    let clock = shared.calls.clock.clone();
+    record.started_at = Some(clock.now());
+    let started = clock.instant();
     let mut decision = None;
     // A panic anywhere in the step fails this step, named, with what the
     // record held when it happened; the run goes on as for any failure.
@@ -59,8 +59,11 @@ pub(super) async fn run_step(shared: Arc<Shared>, index: usize, scope: Scope) ->
         record.verdict = None;
         fail(&mut record, &panicked(step.id.as_str(), payload.as_ref()));
     }
-    record.finished_at = Some(Utc::now());
-    record.duration_ms = started.elapsed().as_millis() as u64;
+    record.finished_at = Some(clock.now());
+    record.duration_ms = clock
+        .instant()
+        .saturating_duration_since(started)
+        .as_millis() as u64;
     Finished {
         index,
         record,
@@ -92,7 +95,12 @@ async fn step_body(
 }
 
 /// The record of a step whose task ended without reporting back.
-pub(super) fn abnormal_end(step: &Step, index: usize, e: task::JoinError) -> Finished {
+pub(super) fn abnormal_end(
+    step: &Step,
+    index: usize,
+    e: task::JoinError,
+    now: chrono::DateTime<Utc>,
+) -> Finished {
     tracing::error!(step_id = %step.id.as_str(), error = %e, "a step task ended abnormally");
     let mut record = StepRecord::pending(step.id.as_str(), kind_name(step));
     let error = match e.try_into_panic() {
@@ -103,7 +111,7 @@ pub(super) fn abnormal_end(step: &Step, index: usize, e: task::JoinError) -> Fin
     if matches!(error, StepError::Cancelled) {
         record.status = StepStatus::Cancelled;
     }
-    record.finished_at = Some(Utc::now());
+    record.finished_at = Some(now);
     Finished {
         index,
         record,

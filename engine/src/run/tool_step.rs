@@ -6,10 +6,11 @@
 use std::sync::Arc;
 
 use dragnet_steps::cache::{CachePolicy, CacheScope};
+use dragnet_steps::clock::Clock;
 use dragnet_steps::http::HttpUpstream;
 use dragnet_steps::looping::filter::{Clause, Filter};
 use dragnet_steps::looping::options::{ForEachSpec, LoopOptions};
-use dragnet_steps::progress::{ProgressEvent, ProgressSink, TokioClock};
+use dragnet_steps::progress::{ProgressEvent, ProgressSink};
 use dragnet_steps::{Limits, LoopResult, Runtime, StopReason, ToolCall};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -85,6 +86,7 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     pub cache: Option<RunCache>,
     pub tools: Arc<dyn ToolRunner>,
+    pub clock: Arc<dyn Clock>,
 }
 
 impl CallContext {
@@ -101,7 +103,7 @@ impl CallContext {
             ttl: opt_in.ttl,
             tool_id: format!("{}.{}", step.provider, step.tool.name),
             read: !run.experiment,
-            clock: run.clock.clone(),
+            clock: self.clock.clone(),
         })
     }
 }
@@ -120,7 +122,7 @@ pub async fn call(
     };
     let runtime = Runtime {
         progress: &sink,
-        clock: Arc::new(TokioClock),
+        clock: ctx.clock.clone(),
         cancel: ctx.cancel.clone(),
     };
     let call = ToolCall {

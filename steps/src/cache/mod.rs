@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+pub use crate::clock::{Clock, SystemClock};
 pub use key::cache_key;
 pub use scope::CacheScope;
 
@@ -108,21 +109,6 @@ pub trait CacheStore: Send + Sync {
     fn sweep<'a>(&'a self, now: DateTime<Utc>) -> BoxFuture<'a, Result<u64, StoreError>>;
 }
 
-/// Wall-clock time for TTLs, injected so tests control it.
-pub trait WallClock: Send + Sync {
-    fn now(&self) -> DateTime<Utc>;
-}
-
-/// The system clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl WallClock for SystemClock {
-    fn now(&self) -> DateTime<Utc> {
-        Utc::now()
-    }
-}
-
 /// How one call uses the cache.
 #[derive(Clone)]
 pub struct CachePolicy {
@@ -134,7 +120,7 @@ pub struct CachePolicy {
     pub tool_id: String,
     /// False for experiment runs, which never read the cache.
     pub read: bool,
-    pub clock: Arc<dyn WallClock>,
+    pub clock: Arc<dyn Clock>,
 }
 
 impl fmt::Debug for CachePolicy {

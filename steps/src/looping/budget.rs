@@ -1,11 +1,14 @@
 //! The bounds of one tool call (SPEC §3.3) and the shared budget that every
 //! page of every `_for_each` value draws from.
 
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::verdict::StopReason;
+use crate::clock::Clock;
 
 /// Configurable bounds; `Limits::default()` holds the SPEC defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -206,22 +209,34 @@ impl Limits {
     }
 }
 
-/// What one call has used so far. Time comes from tokio's clock, so tests
-/// with paused time control it.
-#[derive(Debug)]
+/// What one call has used so far. Time comes from the injected clock
+/// (whose `instant` is tokio's, so tests with paused time control it).
 pub struct Budget {
     pub limits: Limits,
     started: Instant,
+    clock: Arc<dyn Clock>,
     pub requests: u32,
     pub bytes: u64,
     pub items: usize,
 }
 
+impl fmt::Debug for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Budget")
+            .field("limits", &self.limits)
+            .field("requests", &self.requests)
+            .field("bytes", &self.bytes)
+            .field("items", &self.items)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Budget {
-    pub fn new(limits: Limits) -> Self {
+    pub fn new(limits: Limits, clock: Arc<dyn Clock>) -> Self {
         Budget {
             limits,
-            started: Instant::now(),
+            started: clock.instant(),
+            clock,
             requests: 0,
             bytes: 0,
             items: 0,
@@ -238,11 +253,12 @@ impl Budget {
     }
 
     pub fn elapsed(&self) -> Duration {
-        self.started.elapsed()
+        self.clock.instant().saturating_duration_since(self.started)
     }
 
     pub fn remaining(&self) -> Duration {
-        self.deadline().saturating_duration_since(Instant::now())
+        self.deadline()
+            .saturating_duration_since(self.clock.instant())
     }
 
     /// Spends one request, or says which bound forbids it.
@@ -281,10 +297,15 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::SystemClock;
+
+    fn budget(limits: Limits) -> Budget {
+        Budget::new(limits, Arc::new(SystemClock))
+    }
 
     #[tokio::test(start_paused = true)]
     async fn bounds_in_order() {
-        let mut b = Budget::new(Limits {
+        let mut b = budget(Limits {
             max_requests: 2,
             ..Limits::default()
         });
@@ -296,7 +317,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn wall_clock_follows_tokio_time() {
-        let mut b = Budget::new(Limits {
+        let mut b = budget(Limits {
             wall_clock: Duration::from_secs(5),
             ..Limits::default()
         });
@@ -304,6 +325,38 @@ mod tests {
         tokio::time::advance(Duration::from_secs(6)).await;
         assert_eq!(b.exhausted(), Some(StopReason::WallClock));
         assert_eq!(b.take_request(), Err(StopReason::WallClock));
+    }
+
+    /// A clock whose monotonic time moves only when told.
+    struct Stepped {
+        base: Instant,
+        ahead: std::sync::Mutex<Duration>,
+    }
+
+    impl Clock for Stepped {
+        fn now(&self) -> chrono::DateTime<chrono::Utc> {
+            chrono::DateTime::UNIX_EPOCH
+        }
+        fn instant(&self) -> Instant {
+            self.base + *self.ahead.lock().unwrap()
+        }
+    }
+
+    #[test]
+    fn the_wall_clock_bound_reads_the_injected_clock() {
+        let clock = Arc::new(Stepped {
+            base: Instant::now(),
+            ahead: Default::default(),
+        });
+        let limits = Limits {
+            wall_clock: Duration::from_secs(5),
+            ..Limits::default()
+        };
+        let b = Budget::new(limits, clock.clone());
+        assert!(b.exhausted().is_none());
+        *clock.ahead.lock().unwrap() = Duration::from_secs(6);
+        assert_eq!(b.exhausted(), Some(StopReason::WallClock));
+        assert_eq!(b.elapsed(), Duration::from_secs(6));
     }
 
     #[test]
@@ -409,7 +462,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_unchecked_huge_wall_clock_does_not_panic() {
-        let b = Budget::new(Limits {
+        let b = budget(Limits {
             wall_clock: Duration::from_secs(u64::MAX),
             ..Limits::default()
         });
