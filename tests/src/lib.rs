@@ -165,3 +165,12 @@ pub async fn walk_with(
     };
     dragnet_steps::execute(call, upstream, &Runtime::quiet()).await
 }
+
+/// How many of the shop's orders are open.
+pub fn open_count() -> usize {
+    dragnet_shop::dataset()
+        .orders()
+        .iter()
+        .filter(|o| o.status == dragnet_shop::OrderStatus::Open)
+        .count()
+}

@@ -9,19 +9,10 @@
 use axum::extract::Query;
 use axum::routing::get;
 use axum::{Json, Router};
-use dragnet_e2e::{ids, serve, test_limits, tool_from_doc, walk_with, Harness};
-use dragnet_shop::{dataset, OrderStatus};
+use dragnet_e2e::{ids, open_count, serve, test_limits, tool_from_doc, walk_with, Harness};
 use dragnet_steps::http::{Credentials, HttpUpstream};
 use dragnet_steps::{Limits, StopReason};
 use serde_json::{json, Value};
-
-fn open_count() -> usize {
-    dataset()
-        .orders()
-        .iter()
-        .filter(|o| o.status == OrderStatus::Open)
-        .count()
-}
 
 fn paths(h: &Harness) -> Vec<String> {
     h.requests().iter().map(|r| r.path.clone()).collect()

@@ -4,18 +4,9 @@
 
 use std::time::Duration;
 
-use dragnet_e2e::{ids, test_limits, Harness};
-use dragnet_shop::{dataset, OrderStatus};
+use dragnet_e2e::{ids, open_count, test_limits, Harness};
 use dragnet_steps::{Error, Limits, StopReason, UpstreamError};
 use serde_json::json;
-
-fn open_count() -> usize {
-    dataset()
-        .orders()
-        .iter()
-        .filter(|o| o.status == OrderStatus::Open)
-        .count()
-}
 
 fn walk_open() -> serde_json::Value {
     json!({"status": "open", "_all_pages": true})
