@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Reads the results of run.sh (hyperfine JSON exports and peak-RSS files),
+prints one table of medians and ratios, and writes SVG charts with gnuplot.
+
+usage: report.py RESULTS_DIR WALK_BYTES BIG_BYTES DOCS_DIR
+"""
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+results, walk_bytes, big_bytes, docs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+INPUT = {"walk": walk_bytes, "shape": big_bytes}
+
+
+def load():
+    out = {}
+    for path in sorted(glob.glob(os.path.join(results, "*.json"))):
+        job, name = os.path.basename(path)[:-5].split("--", 1)
+        r = json.load(open(path))["results"][0]
+        times = r["times"]
+        rss_path = path[:-5] + ".rss"
+        rss = int(open(rss_path).read().strip()) * 1024 if os.path.exists(rss_path) else None
+        out.setdefault(job, {})[name] = {
+            "median": statistics.median(times),
+            "min": min(times),
+            "max": max(times),
+            "runs": len(times),
+            "rss": rss,
+        }
+    return out
+
+
+def fmt_s(s):
+    return "%.3f s" % s if s >= 0.1 else "%.1f ms" % (s * 1000)
+
+
+data = load()
+rows = []
+for job in ("walk", "shape"):
+    entries = data.get(job, {})
+    base = entries.get("dragnet")
+    for name, e in entries.items():
+        ratio = e["median"] / base["median"] if base else float("nan")
+        mem = "%.1f MB" % (e["rss"] / 1e6) if e["rss"] else "-"
+        per_input = "%.2fx" % (e["rss"] / INPUT[job]) if e["rss"] else "-"
+        rows.append((job, name, fmt_s(e["median"]), "%s-%s" % (fmt_s(e["min"]), fmt_s(e["max"])),
+                     "%.2fx" % ratio, mem, per_input))
+cache = data.get("cache", {})
+for backend in ("sqlite", "postgres"):
+    live, hit = cache.get(backend + "-live"), cache.get(backend + "-cached")
+    if live and hit:
+        for name, e in ((backend + "-live", live), (backend + "-cached", hit)):
+            rows.append(("cache", name, fmt_s(e["median"]), "%s-%s" % (fmt_s(e["min"]), fmt_s(e["max"])),
+                         "%.1fx" % (live["median"] / e["median"]), "-", "-"))
+engine = data.get("engine", {})
+if "steps-1" in engine and "steps-1000" in engine:
+    per_step = (engine["steps-1000"]["median"] - engine["steps-1"]["median"]) / 999
+    rows.append(("engine", "per step", "%.1f us" % (per_step * 1e6), "-", "-", "-", "-"))
+
+head = ("job", "contender", "median", "range", "ratio", "peak RSS", "RSS/input")
+widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+line = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths))
+print(line(head))
+print(line(["-" * w for w in widths]))
+for r in rows:
+    print(line(r))
+print()
+print("ratio: walk and shape = median / dragnet's median (above 1: slower than dragnet);"
+      " cache = live median / this median (the speed-up of a hit).")
+print("RSS/input: peak resident memory over the raw bytes the job reads"
+      " (walk: %d bytes of pages, shape: %d bytes)." % (walk_bytes, big_bytes))
+
+# Charts: one bar chart of medians per job.
+os.makedirs(docs, exist_ok=True)
+for job, title in (("walk", "Walk of 21 pages x 250 orders (median seconds)"),
+                   ("shape", "Filter + project of a 24 MB page (median seconds)"),
+                   ("cache", "dragnet run, 6,000 orders at 20 ms/page (median seconds)")):
+    entries = data.get(job, {})
+    if not entries:
+        continue
+    dat = os.path.join(results, job + ".dat")
+    with open(dat, "w") as f:
+        for name, e in entries.items():
+            f.write('"%s" %f\n' % (name, e["median"]))
+    svg = os.path.join(docs, "compare-%s.svg" % job)
+    script = """
+set terminal svg size 640,360 font 'sans,11'
+set output '%s'
+set title '%s'
+set style data histograms
+set style fill solid 0.8 border -1
+set boxwidth 0.7
+set logscale y
+set grid ytics
+set yrange [*:*]
+unset key
+plot '%s' using 2:xtic(1) linecolor rgb '#3b6ea5'
+""" % (svg, title, dat)
+    subprocess.run(["gnuplot"], input=script.encode(), check=True)
+    print("chart:", os.path.relpath(svg))
