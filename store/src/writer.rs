@@ -310,14 +310,13 @@ impl Writer {
         if !self.ensure_row(now).await {
             // Steps that ended without their own event (skipped at the end,
             // or failed when their task died) are written now.
-            let pending: Vec<usize> = self.current.as_ref().map_or_else(Vec::new, |cur| {
+            // In one transaction, as a batch of finished steps is.
+            let mut pending: Vec<usize> = self.current.as_ref().map_or_else(Vec::new, |cur| {
                 (0..cur.record.steps.len())
                     .filter(|&i| !cur.step_written[i])
                     .collect()
             });
-            for idx in pending {
-                self.write_step(idx).await;
-            }
+            self.write_finished(&mut pending).await;
             if let Some(cur) = self.current.as_ref() {
                 let written = self
                     .db
