@@ -27,6 +27,8 @@ pub struct Config {
     pub cache_mode: CacheMode,
     /// How often expired cache entries are swept while a command runs.
     pub sweep_every: Duration,
+    /// How long a finished run's step outputs are kept (`None`: for ever).
+    pub keep_outputs: Option<Duration>,
     /// The bounds of every tool call, before a command's own flags.
     pub limits: Limits,
     pub concurrency: NonZeroUsize,
@@ -34,6 +36,8 @@ pub struct Config {
 
 /// Longest pause between two sweeps of the cache.
 const MAX_SWEEP_SECONDS: u64 = 86_400;
+/// Longest retention of step outputs that can be asked for (100 years).
+const MAX_KEEP_OUTPUTS_DAYS: u64 = 36_500;
 /// Most steps running at once.
 pub const MAX_CONCURRENCY: usize = 1024;
 
@@ -47,6 +51,8 @@ struct FileConfig {
     cache: FileCache,
     #[serde(default)]
     limits: FileLimits,
+    #[serde(default)]
+    runs: FileRuns,
     concurrency: Option<Spanned<usize>>,
 }
 
@@ -55,6 +61,13 @@ struct FileConfig {
 struct FileCache {
     mode: Option<Spanned<String>>,
     sweep_every_seconds: Option<Spanned<u64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRuns {
+    /// Days a finished run's step outputs are kept; 0 keeps them for ever.
+    keep_outputs_days: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -221,11 +234,29 @@ impl Config {
                 ))
             }
         };
+        let keep_outputs = match &file.runs.keep_outputs_days {
+            None => Some(Duration::from_secs(30 * 86_400)),
+            Some(d) if *d.get_ref() == 0 => None,
+            Some(d) if *d.get_ref() <= MAX_KEEP_OUTPUTS_DAYS => {
+                Some(Duration::from_secs(*d.get_ref() * 86_400))
+            }
+            Some(d) => {
+                return Err(source.value_error(
+                    d.span(),
+                    "runs.keep_outputs_days",
+                    format!(
+                        "is {}; it must be from 0 (for ever) to {MAX_KEEP_OUTPUTS_DAYS}",
+                        d.get_ref()
+                    ),
+                ))
+            }
+        };
         Ok(Config {
             database_url,
             org,
             cache_mode,
             sweep_every,
+            keep_outputs,
             limits,
             concurrency,
         })
@@ -380,5 +411,21 @@ mod tests {
         assert!(e.to_string().contains("`cache.sweep_every_seconds`"), "{e}");
         let e = load_file(file("mode.toml", "[cache]\nmode = \"sometimes\"\n")).unwrap_err();
         assert!(e.to_string().contains("mode.toml:2:8: `cache.mode`"), "{e}");
+    }
+
+    #[test]
+    fn step_outputs_are_kept_30_days_unless_configured() {
+        let c = load_file(file("plain.toml", "org = \"a\"\n")).unwrap();
+        assert_eq!(c.keep_outputs, Some(Duration::from_secs(30 * 86_400)));
+        let c = load_file(file("keep.toml", "[runs]\nkeep_outputs_days = 7\n")).unwrap();
+        assert_eq!(c.keep_outputs, Some(Duration::from_secs(7 * 86_400)));
+        let c = load_file(file("forever.toml", "[runs]\nkeep_outputs_days = 0\n")).unwrap();
+        assert_eq!(c.keep_outputs, None);
+        let e = load_file(file("long.toml", "[runs]\nkeep_outputs_days = 99999\n")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("long.toml:2:21: `runs.keep_outputs_days`"),
+            "{e}"
+        );
     }
 }

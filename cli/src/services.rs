@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use dragnet_engine::run::RunCache;
 use dragnet_steps::cache::CacheMode;
 use dragnet_steps::clock::{Clock, SystemClock};
-use dragnet_store::{hostname, pid_alive, spawn_sweeper, Db, ObserverOptions, StoreObserver};
+use dragnet_store::{hostname, pid_alive, spawn_store_sweeper, Db, ObserverOptions, StoreObserver};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -44,12 +44,13 @@ impl Services {
         })
     }
 
-    /// Starts the sweeper of expired cache entries.
+    /// Starts the sweeper of expired cache entries and old step outputs.
     pub fn start_sweeper(&self) {
-        if self.config.cache_mode != CacheMode::Off {
-            spawn_sweeper(
-                Arc::new(self.db.clone()),
+        if self.config.cache_mode != CacheMode::Off || self.config.keep_outputs.is_some() {
+            spawn_store_sweeper(
+                self.db.clone(),
                 self.config.sweep_every,
+                self.config.keep_outputs,
                 self.clock.clone(),
                 &self.tracker,
                 self.cancel.child_token(),

@@ -3,23 +3,24 @@
 //! ever see its own scope's entries; a put is one upsert statement, so two
 //! writers racing on the same key leave one whole entry (the last one);
 //! entries whose `expires_at` is at or before `now` are misses and are
-//! deleted by `sweep`. Payloads are compressed at rest.
+//! deleted by `sweep`. Payloads are compressed at rest, with the codec named
+//! in the row (`lz4` now; `zlib` in rows written before it, still read).
 
 use chrono::{DateTime, Utc};
 use dragnet_steps::cache::{BoxFuture, CacheEntry, CacheListing, CacheStore, StoreError};
 
-use crate::codec;
+use crate::codec::{self, Codec};
 use crate::db::{col, to_i64, to_u64, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
 
-const GET: &str = "SELECT tool, payload, payload_bytes, items, cached_at, expires_at \
+const GET: &str = "SELECT tool, codec, payload, payload_bytes, items, cached_at, expires_at \
      FROM cache_entries WHERE scope = $1 AND key = $2 AND expires_at > $3";
 
 const PUT: &str = "INSERT INTO cache_entries \
-     (scope, key, tool, payload, payload_bytes, items, stored_bytes, cached_at, expires_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+     (scope, key, tool, payload, payload_bytes, items, stored_bytes, cached_at, expires_at, codec) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
      ON CONFLICT (scope, key) DO UPDATE SET \
-     tool = excluded.tool, payload = excluded.payload, payload_bytes = excluded.payload_bytes, \
+     tool = excluded.tool, codec = excluded.codec, payload = excluded.payload, payload_bytes = excluded.payload_bytes, \
      items = excluded.items, stored_bytes = excluded.stored_bytes, \
      cached_at = excluded.cached_at, expires_at = excluded.expires_at";
 
@@ -29,6 +30,7 @@ const LIST: &str = "SELECT scope, key, tool, items, stored_bytes, cached_at, exp
 /// A row of `GET`, before its payload is decompressed.
 struct Found {
     tool: String,
+    codec: String,
     payload: Vec<u8>,
     payload_bytes: i64,
     items: i64,
@@ -56,6 +58,7 @@ impl Db {
                 None => None,
                 Some(row) => Some(Found {
                     tool: col(&row, "tool")?,
+                    codec: col(&row, "codec")?,
                     payload: col(&row, "payload")?,
                     payload_bytes: col(&row, "payload_bytes")?,
                     items: col(&row, "items")?,
@@ -68,7 +71,13 @@ impl Db {
             return Ok(None);
         };
         let len = to_u64(found.payload_bytes, "payload length")?;
-        let payload = codec::decompress(found.payload, len, &found.tool).await?;
+        let Some(codec) = Codec::parse(&found.codec) else {
+            return Err(Error::CorruptEntry {
+                tool: found.tool,
+                reason: "its codec is unknown",
+            });
+        };
+        let payload = codec::decompress(found.payload, len, codec, &found.tool).await?;
         Ok(Some(CacheEntry {
             scope: scope.to_string(),
             key: key.to_string(),
@@ -83,6 +92,18 @@ impl Db {
     /// Stores or replaces the entry for `(entry.scope, entry.key)`.
     pub async fn cache_put(&self, entry: &CacheEntry) -> Result<()> {
         let stored = codec::compress(&entry.payload).await?;
+        self.put_stored(entry, stored, Codec::Lz4).await
+    }
+
+    /// Stores `entry` zlib-compressed, as builds before LZ4 did (tests of
+    /// old rows).
+    #[cfg(feature = "testing")]
+    pub async fn cache_put_zlib(&self, entry: &CacheEntry) -> Result<()> {
+        let stored = codec::compress_zlib(&entry.payload)?;
+        self.put_stored(entry, stored, Codec::Zlib).await
+    }
+
+    async fn put_stored(&self, entry: &CacheEntry, stored: Vec<u8>, codec: Codec) -> Result<()> {
         let payload_bytes = to_i64(entry.payload.len() as u64, "payload length")?;
         let stored_bytes = to_i64(stored.len() as u64, "stored length")?;
         let items = to_i64(entry.items, "item count")?;
@@ -97,6 +118,7 @@ impl Db {
                 .bind(stored_bytes)
                 .bind(T::enc(entry.cached_at))
                 .bind(T::enc(entry.expires_at))
+                .bind(codec.as_str())
                 .execute(pool)
                 .await
                 .map_err(Error::query(self.backend(), "cache.put"))?;

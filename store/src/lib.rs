@@ -2,7 +2,8 @@
 //! workers) or SQLite (the embedded default), through sqlx with embedded
 //! migrations: the cache of complete walks behind dragnet-steps'
 //! `CacheStore` seam (compressed at rest, scoped, swept when expired), and
-//! run records written as runs progress (`StoreObserver`), read back as the
+//! run records written as runs progress (`StoreObserver`, batched, outputs
+//! compressed once and cleared after a retention period), read back as the
 //! engine's typed records through its `RunLog` port, with runs whose process
 //! died marked `interrupted`.
 #![forbid(unsafe_code)]
@@ -27,4 +28,4 @@ pub use error::{Error, Result};
 pub use observer::{ObserverOptions, StoreObserver};
 pub use process::{hostname, pid_alive};
 pub use runs::RunOwner;
-pub use sweeper::spawn_sweeper;
+pub use sweeper::{spawn_store_sweeper, spawn_sweeper};

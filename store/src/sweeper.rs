@@ -1,11 +1,15 @@
 //! The sweeper: one tracked task that deletes expired cache entries every
-//! so often until its token is cancelled. The first sweep runs at once; a
-//! failed sweep is logged and tried again at the next tick.
+//! so often until its token is cancelled, and, on a `Db` with a retention
+//! period, clears the step outputs of runs finished longer ago than that
+//! (the runs themselves stay). The first sweep runs at once; a failed sweep
+//! is logged and tried again at the next tick.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use dragnet_steps::cache::CacheStore;
+
+use crate::db::Db;
 use dragnet_steps::clock::Clock;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
@@ -19,6 +23,32 @@ const MIN_EVERY: Duration = Duration::from_millis(10);
 /// `every` below 10 ms is taken as 10 ms.
 pub fn spawn_sweeper(
     store: Arc<dyn CacheStore>,
+    every: Duration,
+    clock: Arc<dyn Clock>,
+    tracker: &TaskTracker,
+    cancel: CancellationToken,
+) -> JoinHandle<()> {
+    spawn(store, None, every, clock, tracker, cancel)
+}
+
+/// Spawns the sweeper of a whole store: expired cache entries as
+/// `spawn_sweeper` does, and the outputs of runs finished more than
+/// `keep_outputs` ago (never, when `None`).
+pub fn spawn_store_sweeper(
+    db: Db,
+    every: Duration,
+    keep_outputs: Option<Duration>,
+    clock: Arc<dyn Clock>,
+    tracker: &TaskTracker,
+    cancel: CancellationToken,
+) -> JoinHandle<()> {
+    let outputs = keep_outputs.map(|keep| (db.clone(), keep));
+    spawn(Arc::new(db), outputs, every, clock, tracker, cancel)
+}
+
+fn spawn(
+    store: Arc<dyn CacheStore>,
+    outputs: Option<(Db, Duration)>,
     every: Duration,
     clock: Arc<dyn Clock>,
     tracker: &TaskTracker,
@@ -44,6 +74,25 @@ pub fn spawn_sweeper(
                 Ok(0) => {}
                 Ok(deleted) => tracing::debug!(deleted, "swept expired cache entries"),
                 Err(error) => tracing::warn!(%error, "sweeping the cache failed"),
+            }
+            let Some((db, keep)) = &outputs else {
+                continue;
+            };
+            let Some(before) = chrono::Duration::from_std(*keep)
+                .ok()
+                .and_then(|keep| now.checked_sub_signed(keep))
+            else {
+                continue;
+            };
+            let pruned = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => break,
+                pruned = db.prune_outputs(before) => pruned,
+            };
+            match pruned {
+                Ok(0) => {}
+                Ok(steps) => tracing::debug!(steps, "cleared step outputs past their retention"),
+                Err(error) => tracing::warn!(%error, "clearing old step outputs failed"),
             }
         }
     })

@@ -1,12 +1,15 @@
 //! The writer task behind `StoreObserver`: applies the observer's events to
 //! the store in order and beats the heartbeat of the run in progress.
-//! Nothing here panics or stops on a failed write; failures are logged.
+//! Events that are already queued are taken together (up to `MAX_BATCH`):
+//! the steps they finish are written in one transaction, and a step that
+//! starts and finishes within one batch is written once, finished. Nothing
+//! here panics or stops on a failed write; failures are logged.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use dragnet_engine::run::{RunRecord, StepStatus};
+use dragnet_engine::run::{RunRecord, StepRecord, StepStatus};
 use dragnet_steps::clock::Clock;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{Instant, MissedTickBehavior};
@@ -14,6 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::db::Db;
 use crate::observer::{Event, ObserverOptions};
+
+/// The most queued events taken in one batch.
+const MAX_BATCH: usize = 256;
 
 /// The shortest heartbeat period accepted.
 const MIN_HEARTBEAT: Duration = Duration::from_millis(10);
@@ -61,7 +67,11 @@ impl Writer {
                 biased;
                 event = events.recv() => match event {
                     None | Some(Event::Close) => return,
-                    Some(event) => self.handle(event).await,
+                    Some(event) => {
+                        if self.handle_batch(event, &mut events).await {
+                            return;
+                        }
+                    }
                 },
                 _ = beats.tick(), if self.in_progress() => self.beat().await,
                 _ = cancel.cancelled() => break,
@@ -83,6 +93,85 @@ impl Writer {
             let run_id = self.current.as_ref().map(|c| c.record.run_id.as_str());
             tracing::warn!(run_id, "run store writer stopped before the run finished");
         }
+    }
+
+    /// Handles `first` and the events queued behind it; true when one of
+    /// them was `Close` (the ones before it are handled).
+    async fn handle_batch(&mut self, first: Event, events: &mut UnboundedReceiver<Event>) -> bool {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match events.try_recv() {
+                Ok(event) => batch.push(event),
+                Err(_) => break,
+            }
+        }
+        let finished_here: HashSet<String> = batch
+            .iter()
+            .filter_map(|e| match e {
+                Event::StepFinished(record) => Some(record.id.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut done: Vec<usize> = Vec::new();
+        for event in batch {
+            match event {
+                Event::StepFinished(record) => {
+                    let Some(idx) = self.step_index(&record.id) else {
+                        continue;
+                    };
+                    if let Some(cur) = self.current.as_mut() {
+                        cur.record.steps[idx] = *record;
+                    }
+                    done.push(idx);
+                }
+                Event::StepStarted(id, at) if finished_here.contains(&id) => {
+                    // Finished in this batch too: only its final row is written.
+                    if let Some(idx) = self.step_index(&id) {
+                        if let Some(cur) = self.current.as_mut() {
+                            cur.record.steps[idx].started_at = Some(at);
+                        }
+                    }
+                }
+                Event::Close => {
+                    self.write_finished(&mut done).await;
+                    return true;
+                }
+                other => {
+                    self.write_finished(&mut done).await;
+                    self.handle(other).await;
+                }
+            }
+        }
+        self.write_finished(&mut done).await;
+        false
+    }
+
+    /// Writes the steps of `done` (finished in the current batch) in one
+    /// transaction, and empties it.
+    async fn write_finished(&mut self, done: &mut Vec<usize>) {
+        if done.is_empty() {
+            return;
+        }
+        let now = self.clock.now();
+        if self.ensure_row(now).await {
+            // The whole run, these steps included, was just written.
+            done.clear();
+            return;
+        }
+        let Some(cur) = self.current.as_mut() else {
+            done.clear();
+            return;
+        };
+        let steps: Vec<(usize, &StepRecord)> =
+            done.iter().map(|&i| (i, &cur.record.steps[i])).collect();
+        let written = self.db.write_steps(&cur.record.run_id, &steps).await;
+        if written.is_ok() {
+            for &i in done.iter() {
+                cur.step_written[i] = cur.record.steps[i].is_finished();
+            }
+        }
+        log_failure(&cur.record.run_id, "step_finished", written);
+        done.clear();
     }
 
     fn in_progress(&self) -> bool {
@@ -221,14 +310,13 @@ impl Writer {
         if !self.ensure_row(now).await {
             // Steps that ended without their own event (skipped at the end,
             // or failed when their task died) are written now.
-            let pending: Vec<usize> = self.current.as_ref().map_or_else(Vec::new, |cur| {
+            // In one transaction, as a batch of finished steps is.
+            let mut pending: Vec<usize> = self.current.as_ref().map_or_else(Vec::new, |cur| {
                 (0..cur.record.steps.len())
                     .filter(|&i| !cur.step_written[i])
                     .collect()
             });
-            for idx in pending {
-                self.write_step(idx).await;
-            }
+            self.write_finished(&mut pending).await;
             if let Some(cur) = self.current.as_ref() {
                 let written = self
                     .db

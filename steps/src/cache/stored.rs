@@ -1,23 +1,29 @@
-//! The stored form of a payload: a one-line head `{"v":2,"kind":…,"path":[…]}`,
-//! a newline, then the body: the tool's own payload with every item,
-//! unprojected and unfiltered. Reading it back splits the body along the
-//! stored path in one pass, the way a later page of a walk is split, so a hit
-//! is shaped like a fresh walk and costs one read of the payload.
+//! The stored form of a payload. Since layout 3 it is framed so that a hit
+//! needs no JSON split: a magic line, a one-line head
+//! `{"kind":…,"path":[…],"items":N,"envelope":L}`, then the envelope's text
+//! (L bytes: the response around the collection with the collection left
+//! empty, or a single response whole), then N little-endian `u32` offsets
+//! (where each item ends), then the items' texts back to back. Reading it
+//! back slices the items out at those offsets, checks each is JSON (in
+//! parallel chunks on a large set) and parses only the small envelope, so a
+//! hit is shaped like a fresh walk without re-splitting the body.
+//!
+//! Entries of layout 2 (a head line, then the tool's payload as one JSON
+//! text, split again on every read) are still read: `decode` tells the two
+//! apart by the magic line. They are written only when a set's items do not
+//! fit `u32` offsets (4 GiB), and by tests standing in for old entries.
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::looping::collection::{self, Envelope, ItemsPath};
+use crate::json::{self, RawItem};
+use crate::looping::collection::{self, Envelope, EnvelopeField, ItemsPath};
 use crate::result::{write_payload, Payload};
 
-/// The head line of a stored payload.
-#[derive(Serialize, Deserialize)]
-struct Head {
-    v: u32,
-    kind: Kind,
-    #[serde(default)]
-    path: ItemsPath,
-}
+/// The first line of a layout-3 payload; a layout-2 payload starts with `{`.
+const MAGIC: &[u8] = b"dragnet-cache/3\n";
+/// Above this many item bytes, items are checked on several threads.
+const PARALLEL_BYTES: usize = 256 * 1024;
 
 #[derive(Serialize, Deserialize, Clone, Copy, PartialEq)]
 #[serde(rename_all = "snake_case")]
@@ -27,16 +33,187 @@ enum Kind {
     Single,
 }
 
-const VERSION: u32 = 2;
+/// The head line of a layout-3 payload.
+#[derive(Serialize, Deserialize)]
+struct Head {
+    kind: Kind,
+    #[serde(default)]
+    path: ItemsPath,
+    /// How many items (and offsets) follow the envelope.
+    items: usize,
+    /// The envelope's length in bytes.
+    envelope: usize,
+}
 
-/// Encodes a payload for the cache.
+/// Encodes a payload for the cache (layout 3).
 pub fn encode(payload: &Payload) -> Vec<u8> {
+    let items = payload.items();
+    let body_len: usize = items.iter().map(|i| i.get().len()).sum();
+    if u32::try_from(body_len).is_err() {
+        return encode_layout2(payload);
+    }
+    let (kind, path, envelope) = match payload {
+        Payload::Collection { envelope, .. } => {
+            let mut text = String::new();
+            if let Envelope::Object(fields) = envelope {
+                write_skeleton(&mut text, fields);
+            }
+            (Kind::Collection, envelope_path(envelope), text)
+        }
+        Payload::Items(_) => (Kind::Items, Vec::new(), String::new()),
+        Payload::Single(raw) => (Kind::Single, Vec::new(), raw.get().to_string()),
+    };
+    let head = Head {
+        kind,
+        path,
+        items: items.len(),
+        envelope: envelope.len(),
+    };
+    let head = serde_json::to_string(&head).unwrap_or_default();
+    let mut out = Vec::with_capacity(
+        MAGIC.len() + head.len() + 1 + envelope.len() + 4 * items.len() + body_len,
+    );
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(head.as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(envelope.as_bytes());
+    let mut end = 0usize;
+    for item in items {
+        end += item.get().len();
+        // Fits: the sum of all lengths was checked above.
+        out.extend_from_slice(&(end as u32).to_le_bytes());
+    }
+    for item in items {
+        out.extend_from_slice(item.get().as_bytes());
+    }
+    out
+}
+
+/// The envelope's object with the collection's place left an empty array.
+fn write_skeleton(out: &mut String, fields: &[(String, EnvelopeField)]) {
+    out.push('{');
+    for (i, (key, field)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        json::write_str(out, key);
+        out.push(':');
+        match field {
+            EnvelopeField::Raw(raw) => out.push_str(raw.get()),
+            EnvelopeField::Nested(inner) => write_skeleton(out, inner),
+            EnvelopeField::Collection => out.push_str("[]"),
+        }
+    }
+    out.push('}');
+}
+
+/// Decodes what `encode` (or a layout-2 writer) wrote; `None` if it is
+/// neither, or damaged.
+pub fn decode(bytes: &[u8]) -> Option<Payload> {
+    match bytes.strip_prefix(MAGIC) {
+        Some(rest) => decode_layout3(rest),
+        None => decode_layout2(bytes),
+    }
+}
+
+fn decode_layout3(bytes: &[u8]) -> Option<Payload> {
+    let newline = bytes.iter().position(|&b| b == b'\n')?;
+    let head: Head = serde_json::from_slice(&bytes[..newline]).ok()?;
+    let rest = &bytes[newline + 1..];
+    let (envelope, rest) = rest.split_at_checked(head.envelope)?;
+    let (table, body) = rest.split_at_checked(head.items.checked_mul(4)?)?;
+    let envelope = std::str::from_utf8(envelope).ok()?;
+    let body = std::str::from_utf8(body).ok()?;
+    let ends: Vec<usize> = table
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize)
+        .collect();
+    if ends.last().copied().unwrap_or(0) != body.len() {
+        return None;
+    }
+    match head.kind {
+        Kind::Single => serde_json::from_str::<Box<RawValue>>(envelope)
+            .ok()
+            .map(Payload::Single),
+        Kind::Items => Some(Payload::Items(rebuild(body, &ends)?)),
+        Kind::Collection => {
+            let envelope = match head.path.is_empty() {
+                true => Envelope::Bare,
+                false => {
+                    let root: &RawValue = serde_json::from_str(envelope).ok()?;
+                    collection::envelope(root, &head.path)
+                }
+            };
+            Some(Payload::Collection {
+                envelope,
+                items: rebuild(body, &ends)?,
+            })
+        }
+    }
+}
+
+/// The items of `body` ending at `ends`, each checked to be one JSON value.
+fn rebuild(body: &str, ends: &[usize]) -> Option<Vec<RawItem>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    if body.len() < PARALLEL_BYTES || threads < 2 || ends.len() < 2 * threads {
+        return rebuild_range(body, 0, ends);
+    }
+    let chunk = ends.len().div_ceil(threads);
+    let parts: Vec<Option<Vec<RawItem>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ends
+            .chunks(chunk)
+            .enumerate()
+            .map(|(i, part)| {
+                let start = match i {
+                    0 => 0,
+                    _ => ends[i * chunk - 1],
+                };
+                scope.spawn(move || rebuild_range(body, start, part))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    });
+    let mut items = Vec::with_capacity(ends.len());
+    for part in parts {
+        items.extend(part?);
+    }
+    Some(items)
+}
+
+/// The items from `start` ending at `ends`.
+fn rebuild_range(body: &str, mut start: usize, ends: &[usize]) -> Option<Vec<RawItem>> {
+    let mut items = Vec::with_capacity(ends.len());
+    for &end in ends {
+        let text = body.get(start..end)?;
+        items.push(RawValue::from_string(text.to_owned()).ok()?);
+        start = end;
+    }
+    Some(items)
+}
+
+/// The head line of a layout-2 payload.
+#[derive(Serialize, Deserialize)]
+struct Head2 {
+    v: u32,
+    kind: Kind,
+    #[serde(default)]
+    path: ItemsPath,
+}
+
+const LAYOUT2: u32 = 2;
+
+/// Encodes a payload in layout 2 (the whole payload as one JSON text after
+/// the head line): for sets past `u32` offsets, and for tests of old entries.
+pub fn encode_layout2(payload: &Payload) -> Vec<u8> {
     let (kind, path) = match payload {
         Payload::Collection { envelope, .. } => (Kind::Collection, envelope_path(envelope)),
         Payload::Items(_) => (Kind::Items, Vec::new()),
         Payload::Single(_) => (Kind::Single, Vec::new()),
     };
-    let head = serde_json::json!({"v": VERSION, "kind": kind, "path": path}).to_string();
+    let head = serde_json::json!({"v": LAYOUT2, "kind": kind, "path": path}).to_string();
     let mut out = String::with_capacity(head.len() + 1 + payload_len(payload));
     out.push_str(&head);
     out.push('\n');
@@ -58,12 +235,12 @@ fn payload_len(payload: &Payload) -> usize {
     }
 }
 
-/// Decodes what `encode` wrote; `None` if it is not that.
-pub fn decode(bytes: &[u8]) -> Option<Payload> {
+/// Decodes layout 2, splitting the body along the stored path.
+fn decode_layout2(bytes: &[u8]) -> Option<Payload> {
     let text = std::str::from_utf8(bytes).ok()?;
     let (head, body) = text.split_once('\n')?;
-    let head: Head = serde_json::from_str(head).ok()?;
-    if head.v != VERSION {
+    let head: Head2 = serde_json::from_str(head).ok()?;
+    if head.v != LAYOUT2 {
         return None;
     }
     match head.kind {
@@ -102,7 +279,7 @@ pub fn decode(bytes: &[u8]) -> Option<Payload> {
     }
 }
 
-fn owned(items: Vec<&RawValue>) -> Vec<crate::json::RawItem> {
+fn owned(items: Vec<&RawValue>) -> Vec<RawItem> {
     items.into_iter().map(RawValue::to_owned).collect()
 }
 
@@ -163,7 +340,75 @@ mod tests {
         let back = decode(&encode(payload)).unwrap();
         let mut after = String::new();
         write_payload(&mut after, &back);
+        // The layout-2 path still reads what an older build stored.
+        let old = decode(&encode_layout2(payload)).unwrap();
+        let mut after_old = String::new();
+        write_payload(&mut after_old, &old);
+        assert_eq!(after_old, after, "both layouts read back alike");
         (before, after, back)
+    }
+
+    fn texts(payload: &Payload) -> Vec<String> {
+        payload
+            .items()
+            .iter()
+            .map(|i| i.get().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn layout3_keeps_items_apart_from_the_envelope() {
+        let flat = raw(r#"{"meta":{"total":2},"data":[{"a":1},{"a":[2,"x,]"]}],"links":{}}"#);
+        let payload = collection_of(&flat, &["data"]);
+        let bytes = encode(&payload);
+        assert!(bytes.starts_with(MAGIC));
+        let text = String::from_utf8_lossy(&bytes).to_string();
+        assert!(
+            text.contains(r#"{"meta":{"total":2},"data":[],"links":{}}"#),
+            "the envelope is stored with the collection left empty: {text}"
+        );
+        assert!(text.ends_with(r#"{"a":1}{"a":[2,"x,]"]}"#), "{text}");
+        let back = decode(&bytes).unwrap();
+        assert_eq!(texts(&back), texts(&payload));
+    }
+
+    #[test]
+    fn large_sets_are_rebuilt_in_parallel_chunks_in_order() {
+        let items: Vec<RawItem> = (0..20_000)
+            .map(|i| {
+                raw(&format!(
+                    r#"{{"id":{i},"name":"row {i}","tags":["a","b"]}}"#
+                ))
+            })
+            .collect();
+        let payload = Payload::Items(items);
+        let bytes = encode(&payload);
+        assert!(bytes.len() > PARALLEL_BYTES);
+        let back = decode(&bytes).unwrap();
+        assert!(matches!(back, Payload::Items(_)));
+        assert_eq!(texts(&back), texts(&payload));
+    }
+
+    #[test]
+    fn damaged_layout3_entries_are_none_not_panics() {
+        let flat = raw(r#"{"data":[{"a":1},{"b":"é"}],"n":2}"#);
+        let bytes = encode(&collection_of(&flat, &["data"]));
+        // Every truncation, and every single-byte change, is handled.
+        for cut in 0..bytes.len() {
+            assert!(decode(&bytes[..cut]).is_none(), "cut at {cut}");
+        }
+        for at in MAGIC.len()..bytes.len() {
+            let mut changed = bytes.clone();
+            changed[at] ^= 0x5a;
+            let _ = decode(&changed);
+        }
+        // An offset past a character boundary or the body is a miss.
+        let mut moved = bytes.clone();
+        let table = bytes.len() - r#"{"a":1}{"b":"é"}"#.len() - 8;
+        moved[table] = 14; // inside the two bytes of `é`
+        assert!(decode(&moved).is_none());
+        moved[table] = 200;
+        assert!(decode(&moved).is_none());
     }
 
     #[test]

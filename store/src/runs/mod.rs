@@ -6,6 +6,7 @@
 
 mod interrupted;
 mod read;
+mod retention;
 mod write;
 
 use chrono::{DateTime, Utc};

@@ -2,7 +2,9 @@
 //! `RunSummary`: a newest-first list, and one run with its steps in order.
 //! Statuses are read by the names they were stored by (`interrupted` too),
 //! verdicts and inputs from their JSON, outputs kept as the raw JSON text
-//! they were written as. `Db` is the engine's `RunLog`.
+//! they were written as (inflated from `output_packed`, or from the `output`
+//! text of rows older than it). A listing reads the runs' rows and counts of
+//! their steps, never an output. `Db` is the engine's `RunLog`.
 
 use std::sync::Arc;
 
@@ -13,10 +15,11 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::codec::{self, Codec};
 use crate::db::{col, to_u64, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
 
-const LIST: &str = "SELECT r.run_id, r.workflow, r.status, r.started_at, r.duration_ms, \
+pub(crate) const LIST: &str = "SELECT r.run_id, r.workflow, r.status, r.started_at, r.duration_ms, \
      (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id) AS steps, \
      (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id AND s.status = 'failed') AS failed, \
      (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id AND s.status = 'skipped') AS skipped \
@@ -26,7 +29,8 @@ const RUN: &str = "SELECT run_id, workflow, source, status, inputs, started_at, 
      duration_ms FROM runs WHERE run_id = $1";
 
 const STEPS: &str = "SELECT id, kind, status, reason, started_at, finished_at, duration_ms, \
-     attempts, verdict, output FROM run_steps WHERE run_id = $1 ORDER BY idx";
+     attempts, verdict, output, output_packed, output_bytes FROM run_steps WHERE run_id = $1 \
+     ORDER BY idx";
 
 impl Db {
     /// The `limit` most recent runs, newest first.
@@ -73,6 +77,13 @@ impl Db {
                 .map_err(op())?;
             let mut steps = Vec::with_capacity(step_rows.len());
             for s in &step_rows {
+                let output = match col::<_, Option<Vec<u8>>>(s, "output_packed")? {
+                    Some(packed) => {
+                        let len = col::<_, Option<i64>>(s, "output_bytes")?.unwrap_or(0);
+                        Some(unpack(packed, to_u64(len, "step output length")?).await?)
+                    }
+                    None => raw(col(s, "output")?)?,
+                };
                 steps.push(StepRecord {
                     id: col(s, "id")?,
                     kind: name(col(s, "kind")?, "step kind")?,
@@ -83,7 +94,7 @@ impl Db {
                     duration_ms: to_u64(col(s, "duration_ms")?, "step duration")?,
                     attempts: attempts(col(s, "attempts")?)?,
                     verdict: json::<StepVerdict>(col(s, "verdict")?, "step verdict")?,
-                    output: raw(col(s, "output")?)?,
+                    output,
                 });
             }
             Ok(Some(RunRecord {
@@ -127,6 +138,18 @@ fn attempts(stored: i64) -> Result<u32> {
 fn json<V: DeserializeOwned>(text: Option<String>, what: &'static str) -> Result<Option<V>> {
     text.map(|t| serde_json::from_str(&t).map_err(|_| Error::BadValue { what }))
         .transpose()
+}
+
+/// A packed step output (`len` bytes inflated) as the raw JSON it was.
+async fn unpack(packed: Vec<u8>, len: u64) -> Result<Arc<RawValue>> {
+    let bad = || Error::BadValue {
+        what: "step output",
+    };
+    let text = codec::decompress(packed, len, Codec::Lz4, "a run step")
+        .await
+        .map_err(|_| bad())?;
+    let text = String::from_utf8(text).map_err(|_| bad())?;
+    raw(Some(text))?.ok_or_else(bad)
 }
 
 /// A step's output as the raw JSON it was written as.
@@ -181,5 +204,80 @@ mod tests {
             name::<StepType>("branch".into(), "k").ok(),
             Some(StepType::Branch)
         );
+    }
+}
+
+/// The listing on both backends reads counts, never an output column.
+#[cfg(all(test, feature = "testing"))]
+mod listing {
+    use std::sync::Arc;
+
+    use chrono::{DateTime, Utc};
+    use dragnet_engine::run::{RunRecord, RunStatus, StepRecord, StepStatus, StepType};
+    use serde_json::value::RawValue;
+    use sqlx::{Column, Row};
+
+    use super::LIST;
+    use crate::{Db, RunOwner};
+
+    const COLUMNS: [&str; 8] = [
+        "run_id",
+        "workflow",
+        "status",
+        "started_at",
+        "duration_ms",
+        "steps",
+        "failed",
+        "skipped",
+    ];
+
+    crate::on_both_backends!(a_listing_returns_counts_and_no_output);
+
+    async fn a_listing_returns_counts_and_no_output(db: Db) -> anyhow::Result<()> {
+        let at = DateTime::<Utc>::from_timestamp(1_700_000_000, 0).unwrap_or_default();
+        let mut step = StepRecord::pending("fetch", StepType::Tool);
+        step.status = StepStatus::Failed;
+        let big = format!("[{}]", vec!["1234567890"; 100_000].join(","));
+        step.output = Some(Arc::from(RawValue::from_string(big)?));
+        let run = RunRecord {
+            run_id: "r".into(),
+            workflow: "w".into(),
+            source: "w.yaml".into(),
+            status: RunStatus::Failed,
+            started_at: at,
+            finished_at: Some(at),
+            duration_ms: 5,
+            inputs: serde_json::json!({}),
+            steps: vec![step, StepRecord::pending("next", StepType::Tool)],
+        };
+        let owner = RunOwner {
+            host: "h".into(),
+            pid: 1,
+        };
+        db.write_run(&run, &owner, at).await?;
+        let names: Vec<String> = match &db {
+            Db::Sqlite(pool) => {
+                let rows = sqlx::query(LIST).bind(10i64).fetch_all(pool).await?;
+                anyhow::ensure!(rows.len() == 1);
+                rows[0]
+                    .columns()
+                    .iter()
+                    .map(|c| c.name().to_string())
+                    .collect()
+            }
+            Db::Postgres(pool) => {
+                let rows = sqlx::query(LIST).bind(10i64).fetch_all(pool).await?;
+                anyhow::ensure!(rows.len() == 1);
+                rows[0]
+                    .columns()
+                    .iter()
+                    .map(|c| c.name().to_string())
+                    .collect()
+            }
+        };
+        anyhow::ensure!(names == COLUMNS, "the listing returns {names:?}");
+        let listed = db.list_runs(10).await?;
+        anyhow::ensure!(listed.len() == 1 && listed[0].steps == 2 && listed[0].failed == 1);
+        Ok(())
     }
 }

@@ -1,11 +1,15 @@
 //! Writing run records. Every write is an upsert of whole rows, so a write
 //! that follows a failed one still lands: a step's row is complete on its
 //! own, and a run's row carries everything the run knows at that moment.
+//! A step's output is stored as it was rendered (never re-serialised),
+//! LZ4-compressed into `output_packed`; the old `output` text column is
+//! left NULL by this build (it is still read for rows written before).
 
 use chrono::{DateTime, Utc};
 use dragnet_engine::run::{RunRecord, StepRecord, StepType};
 
 use super::RunOwner;
+use crate::codec;
 use crate::db::{to_i64, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
 
@@ -19,13 +23,15 @@ const UPSERT_RUN: &str = "INSERT INTO runs \
      heartbeat_at = excluded.heartbeat_at";
 
 const UPSERT_STEP: &str = "INSERT INTO run_steps \
-     (run_id, idx, id, kind, status, reason, started_at, finished_at, duration_ms, attempts, verdict, output) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+     (run_id, idx, id, kind, status, reason, started_at, finished_at, duration_ms, attempts, verdict, \
+      output, output_packed, output_bytes) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, $12, $13) \
      ON CONFLICT (run_id, idx) DO UPDATE SET \
      id = excluded.id, kind = excluded.kind, status = excluded.status, reason = excluded.reason, \
      started_at = excluded.started_at, finished_at = excluded.finished_at, \
      duration_ms = excluded.duration_ms, attempts = excluded.attempts, \
-     verdict = excluded.verdict, output = excluded.output";
+     verdict = excluded.verdict, output = excluded.output, \
+     output_packed = excluded.output_packed, output_bytes = excluded.output_bytes";
 
 const STEP_RUNNING: &str = "INSERT INTO run_steps (run_id, idx, id, kind, status, started_at) \
      VALUES ($1, $2, $3, $4, 'running', $5) \
@@ -43,11 +49,13 @@ struct RunRow {
 }
 
 /// A step's row, encoded.
-struct StepRow<'a> {
+struct StepRow {
     idx: i64,
     status: &'static str,
     verdict: Option<String>,
-    output: Option<&'a str>,
+    /// The output's JSON text, LZ4-compressed, and its length before.
+    packed: Option<Vec<u8>>,
+    output_bytes: Option<i64>,
     duration_ms: i64,
     attempts: i64,
 }
@@ -64,7 +72,7 @@ fn run_row(run: &RunRecord, owner: &RunOwner) -> Result<RunRow> {
     })
 }
 
-fn step_row(idx: usize, step: &StepRecord) -> Result<StepRow<'_>> {
+async fn step_row(idx: usize, step: &StepRecord) -> Result<StepRow> {
     let verdict = step
         .verdict
         .as_ref()
@@ -74,11 +82,20 @@ fn step_row(idx: usize, step: &StepRecord) -> Result<StepRow<'_>> {
             what: "step verdict",
             source,
         })?;
+    let (packed, output_bytes) = match step.output.as_deref() {
+        Some(raw) => {
+            let text = raw.get().as_bytes();
+            let len = to_i64(text.len() as u64, "step output length")?;
+            (Some(codec::compress(text).await?), Some(len))
+        }
+        None => (None, None),
+    };
     Ok(StepRow {
         idx: to_i64(idx as u64, "step index")?,
         status: step.status.as_str(),
         verdict,
-        output: step.output.as_deref().map(|raw| raw.get()),
+        packed,
+        output_bytes,
         duration_ms: to_i64(step.duration_ms, "step duration")?,
         attempts: i64::from(step.attempts),
     })
@@ -114,15 +131,12 @@ impl Db {
         with_steps: bool,
     ) -> Result<()> {
         let row = run_row(run, owner)?;
-        let steps = match with_steps {
-            true => run
-                .steps
-                .iter()
-                .enumerate()
-                .map(|(i, s)| step_row(i, s))
-                .collect::<Result<Vec<_>>>()?,
-            false => Vec::new(),
-        };
+        let mut steps = Vec::new();
+        if with_steps {
+            for (i, step) in run.steps.iter().enumerate() {
+                steps.push(step_row(i, step).await?);
+            }
+        }
         let op = || Error::query(self.backend(), "runs.write");
         with_pool!(self, |pool, T| {
             let mut tx = pool.begin().await.map_err(op())?;
@@ -154,12 +168,26 @@ impl Db {
 
     /// Writes step `idx` of run `run_id` whole (its final record, usually).
     pub async fn write_step(&self, run_id: &str, idx: usize, step: &StepRecord) -> Result<()> {
-        let enc = step_row(idx, step)?;
+        self.write_steps(run_id, &[(idx, step)]).await
+    }
+
+    /// Writes steps `(idx, record)` of run `run_id` whole, in one
+    /// transaction (one commit for a batch of finished steps).
+    pub async fn write_steps(&self, run_id: &str, steps: &[(usize, &StepRecord)]) -> Result<()> {
+        let mut rows = Vec::with_capacity(steps.len());
+        for (idx, step) in steps {
+            rows.push(step_row(*idx, step).await?);
+        }
+        let op = || Error::query(self.backend(), "runs.write_step");
         with_pool!(self, |pool, T| {
-            bind_step(sqlx::query(UPSERT_STEP), run_id, step, &enc, T::enc)
-                .execute(pool)
-                .await
-                .map_err(Error::query(self.backend(), "runs.write_step"))?;
+            let mut tx = pool.begin().await.map_err(op())?;
+            for ((_, step), enc) in steps.iter().zip(&rows) {
+                bind_step(sqlx::query(UPSERT_STEP), run_id, step, enc, T::enc)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(op())?;
+            }
+            tx.commit().await.map_err(op())?;
         });
         Ok(())
     }
@@ -204,12 +232,12 @@ impl Db {
     }
 }
 
-/// Binds a step row's twelve parameters.
+/// Binds a step row's thirteen parameters.
 fn bind_step<'q, DB, R>(
     query: sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>,
     run_id: &'q str,
     step: &'q StepRecord,
-    enc: &'q StepRow<'q>,
+    enc: &'q StepRow,
     stamp: fn(DateTime<Utc>) -> R,
 ) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
 where
@@ -218,6 +246,8 @@ where
     Option<R>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<&'q [u8]>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
@@ -234,5 +264,6 @@ where
         .bind(enc.duration_ms)
         .bind(enc.attempts)
         .bind(enc.verdict.clone())
-        .bind(enc.output)
+        .bind(enc.packed.as_deref())
+        .bind(enc.output_bytes)
 }

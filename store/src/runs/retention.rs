@@ -1,0 +1,31 @@
+//! Retention of step outputs: a finished run's step outputs are kept while
+//! the run can still be looked at, resumed or re-run from a step, then
+//! cleared by the sweeper (`[runs] keep_outputs_days`). The run's row and
+//! its steps' rows (status, timing, verdict) stay; only the outputs go, so
+//! `runs show` still shows the run, with `output: null` on those steps.
+
+use chrono::{DateTime, Utc};
+
+use crate::db::{with_pool, Db, Stamp};
+use crate::error::{Error, Result};
+
+const PRUNE: &str =
+    "UPDATE run_steps SET output = NULL, output_packed = NULL, output_bytes = NULL \
+     WHERE (output IS NOT NULL OR output_packed IS NOT NULL) AND run_id IN \
+     (SELECT run_id FROM runs WHERE finished_at IS NOT NULL AND finished_at < $1)";
+
+impl Db {
+    /// Clears the step outputs of runs that finished before `before`;
+    /// returns how many steps lost theirs. Running runs are never touched.
+    pub async fn prune_outputs(&self, before: DateTime<Utc>) -> Result<u64> {
+        let done = with_pool!(self, |pool, T| {
+            sqlx::query(PRUNE)
+                .bind(T::enc(before))
+                .execute(pool)
+                .await
+                .map_err(Error::query(self.backend(), "runs.prune_outputs"))?
+                .rows_affected()
+        });
+        Ok(done)
+    }
+}
