@@ -11,7 +11,9 @@ use dragnet_e2e::{items, test_limits, Harness};
 use dragnet_engine::run::{self, Quiet, RunOptions, RunStatus};
 use dragnet_engine::workflow;
 use dragnet_shop::RecordedRequest;
-use dragnet_steps::{Error, Limits, LoopResult, StopReason};
+use dragnet_steps::progress::ProgressEvent;
+use dragnet_steps::{Error, Limits, LoopOptions, LoopResult, Runtime, StopReason, ToolCall};
+use tokio_util::sync::CancellationToken;
 use serde_json::{json, Value};
 
 /// The properties fanned out over, with a value the shop answers 404 to
@@ -117,6 +119,43 @@ async fn one_shared_budget_stops_every_walk() {
     assert_eq!(r.verdict.stopped_by, Some(StopReason::Requests));
     assert_eq!(r.verdict.requests, 9);
     assert_eq!(h.requests().len(), 9, "no walk sent past the shared bound");
+}
+
+#[tokio::test]
+async fn cancelling_stops_every_walk_of_a_concurrent_fan_out() {
+    let h = Harness::start().await;
+    let cancel = CancellationToken::new();
+    let on_first_page = {
+        let cancel = cancel.clone();
+        move |_: &ProgressEvent| cancel.cancel()
+    };
+    let runtime = Runtime {
+        progress: &on_first_page,
+        cancel: cancel.clone(),
+        ..Runtime::quiet()
+    };
+    let Value::Object(args) = json!({"status": "open", "per_page": 5, "_all_pages": true,
+        "_for_each": {"key": "property_id", "values": [1, 2, 3, 4, 5, 6, 7, 8], "concurrency": 4}})
+    else {
+        unreachable!()
+    };
+    let (arguments, options) = LoopOptions::split_reserved(args).unwrap();
+    let call = ToolCall {
+        tool: h.tool("listPropertyOrders"),
+        arguments,
+        options,
+        limits: test_limits(),
+        cache: None,
+    };
+    let r = dragnet_steps::execute(call, &h.upstream("latency=5"), &runtime)
+        .await
+        .unwrap();
+    assert_eq!(r.verdict.stopped_by, Some(StopReason::Cancelled));
+    assert!(!r.verdict.complete);
+    // At most the four first pages were under way when the first came
+    // back; no walk sent another, and no later value started one.
+    let sent = h.requests().len();
+    assert!(sent <= 4, "{sent} requests after cancelling on the first page");
 }
 
 /// 429s the shop answered.

@@ -94,16 +94,19 @@ async fn concurrent<U: Upstream>(
     let cap = walker.budget.limits.max_for_each_values;
     let considered = fe.values.len().min(cap);
     let shared = &*walker;
-    // `buffered` starts the values in order, at most `concurrency` at a
-    // time, and hands the turns back in value order.
-    let turns: Vec<Turn> = stream::iter(0..considered)
-        .map(|index| turn(shared, fe, arguments, index))
-        .buffered(concurrency)
+    // At most `concurrency` walks at a time, started in value order; a
+    // slot frees as soon as any walk ends (no waiting on a slower earlier
+    // value). The turns are put back in value order before the merge.
+    let mut turns: Vec<(usize, Turn)> = stream::iter(0..considered)
+        .map(|index| async move { (index, turn(shared, fe, arguments, index).await) })
+        .buffer_unordered(concurrency)
         .collect()
         .await;
+    turns.sort_unstable_by_key(|(index, _)| *index);
+    let turns = turns.into_iter().map(|(_, turn)| turn);
 
     let mut stopped = false;
-    for (index, (turn, value)) in turns.into_iter().zip(&fe.values).enumerate() {
+    for (index, (turn, value)) in turns.zip(&fe.values).enumerate() {
         match turn {
             Turn::Exhausted(reason) => {
                 out.tally.stop(reason, fe.values.len() - index);
@@ -134,8 +137,8 @@ async fn turn<U: Upstream>(
     arguments: &Map<String, Value>,
     index: usize,
 ) -> Turn {
-    // Bounds only grow, so once a value sees one reached, every later
-    // value does too: the merge stops at the first.
+    // Values start in order and bounds only grow, so once a value sees one
+    // reached, every later value does too: the merge stops at the first.
     if let Some(reason) = shared.budget.exhausted() {
         return Turn::Exhausted(reason);
     }
