@@ -95,11 +95,16 @@ async fn bench(mode: Mode, shape: Shape) -> Result<()> {
         let seq = seq?;
         check(&seq, shop.requests().len(), shape)?;
         shop.clear_requests();
-        let (conc, c) = sample_async(None, fan(tool, &many, &quiet, shape, shape.concurrency)).await;
+        let (conc, c) =
+            sample_async(None, fan(tool, &many, &quiet, shape, shape.concurrency)).await;
         let conc = conc?;
         check(&conc, shop.requests().len(), shape)?;
         let rows = |r: &LoopResult| -> Vec<String> {
-            r.payload.items().iter().map(|i| i.get().to_string()).collect()
+            r.payload
+                .items()
+                .iter()
+                .map(|i| i.get().to_string())
+                .collect()
         };
         ensure!(
             rows(&conc) == rows(&seq),

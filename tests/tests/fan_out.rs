@@ -13,8 +13,8 @@ use dragnet_engine::workflow;
 use dragnet_shop::RecordedRequest;
 use dragnet_steps::progress::ProgressEvent;
 use dragnet_steps::{Error, Limits, LoopOptions, LoopResult, Runtime, StopReason, ToolCall};
-use tokio_util::sync::CancellationToken;
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
 /// The properties fanned out over, with a value the shop answers 404 to
 /// and one that cannot be coerced, so per-value errors are compared too.
@@ -80,7 +80,12 @@ async fn concurrency_four_gives_the_rows_and_verdict_of_one_in_value_order() {
     let summary = |r: &LoopResult| {
         items(r)
             .iter()
-            .map(|i| (i["property_id"].as_i64().unwrap(), i["id"].as_i64().unwrap()))
+            .map(|i| {
+                (
+                    i["property_id"].as_i64().unwrap(),
+                    i["id"].as_i64().unwrap(),
+                )
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(summary(&par), summary(&seq));
@@ -114,7 +119,10 @@ async fn one_shared_budget_stops_every_walk() {
         ..test_limits()
     };
     let r = fan(&h, 4, "latency=5", limits).await;
-    assert!(most_in_flight(&h.requests()) >= 2, "the walks ran side by side");
+    assert!(
+        most_in_flight(&h.requests()) >= 2,
+        "the walks ran side by side"
+    );
     assert!(!r.verdict.complete);
     assert_eq!(r.verdict.stopped_by, Some(StopReason::Requests));
     assert_eq!(r.verdict.requests, 9);
@@ -155,7 +163,10 @@ async fn cancelling_stops_every_walk_of_a_concurrent_fan_out() {
     // At most the four first pages were under way when the first came
     // back; no walk sent another, and no later value started one.
     let sent = h.requests().len();
-    assert!(sent <= 4, "{sent} requests after cancelling on the first page");
+    assert!(
+        sent <= 4,
+        "{sent} requests after cancelling on the first page"
+    );
 }
 
 /// 429s the shop answered.
@@ -188,13 +199,8 @@ async fn rate_limited(fault: &str) -> (usize, usize) {
     );
 
     let apart = Harness::start().await;
-    let calls = [[1, 2], [3, 4], [5, 6], [7, 8]].map(|pair| {
-        apart.call(
-            "listPropertyOrders",
-            args(json!(pair), 1),
-            fault,
-        )
-    });
+    let calls = [[1, 2], [3, 4], [5, 6], [7, 8]]
+        .map(|pair| apart.call("listPropertyOrders", args(json!(pair), 1), fault));
     let results = futures::future::join_all(calls).await;
     let rows: usize = results
         .iter()
@@ -290,9 +296,16 @@ async fn a_workflow_fans_out_with_loop_for_each_concurrency() {
         .await
         .unwrap();
     assert_eq!(record.status, RunStatus::Succeeded, "{record:#?}");
-    let out: Value =
-        serde_json::from_str(record.step("orders").unwrap().output.as_ref().unwrap().get())
-            .unwrap();
+    let out: Value = serde_json::from_str(
+        record
+            .step("orders")
+            .unwrap()
+            .output
+            .as_ref()
+            .unwrap()
+            .get(),
+    )
+    .unwrap();
     assert_eq!(out["_loop"]["complete"], true);
     let walked = h
         .call(

@@ -67,8 +67,11 @@ impl RateAnswer {
             self.fault.limit,
             self.fault.window.as_millis()
         );
-        let mut response =
-            (StatusCode::TOO_MANY_REQUESTS, Json(json!({ "error": message }))).into_response();
+        let mut response = (
+            StatusCode::TOO_MANY_REQUESTS,
+            Json(json!({ "error": message })),
+        )
+            .into_response();
         let seconds = self.reset.as_millis().div_ceil(1000).max(1);
         if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
             response.headers_mut().insert(header::RETRY_AFTER, value);

@@ -11,9 +11,9 @@ use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value};
 
 use super::credentials::{Credentials, Secret};
+use super::pacing::{Pacing, RateLimit};
 use super::redact::Redactor;
 use super::request::{build_parts, RequestParts};
-use super::pacing::{Pacing, RateLimit};
 use super::{RawResponse, Upstream};
 use crate::tool::BodyEncoding;
 use crate::{Tool, UpstreamError};
@@ -345,7 +345,11 @@ mod tests {
                 reset: Some(Duration::from_secs(2))
             })
         );
-        let at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 30;
+        let at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            + 30;
         h.insert(
             "x-ratelimit-reset",
             HeaderValue::from_str(&at.to_string()).unwrap(),

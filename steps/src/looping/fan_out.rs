@@ -68,7 +68,9 @@ async fn sequential<U: Upstream>(
                 continue;
             }
         };
-        let result = walker.collect(with_value(arguments, fe, value), Some(value)).await;
+        let result = walker
+            .collect(with_value(arguments, fe, value), Some(value))
+            .await;
         if record(out, value, result) {
             break;
         }
@@ -152,7 +154,9 @@ async fn turn<U: Upstream>(
         }
     };
     let mut own = shared.sibling();
-    let result = own.collect(with_value(arguments, fe, value), Some(value)).await;
+    let result = own
+        .collect(with_value(arguments, fe, value), Some(value))
+        .await;
     Turn::Walked(result, own.gathered)
 }
 

@@ -28,7 +28,10 @@ pub struct Concurrency(u8);
 
 /// A concurrency outside 1..=[`Concurrency::MAX`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("concurrency is {given}; it must be an integer from 1 to {}", Concurrency::MAX)]
+#[error(
+    "concurrency is {given}; it must be an integer from 1 to {}",
+    Concurrency::MAX
+)]
 pub struct ConcurrencyError {
     pub given: String,
 }
@@ -51,9 +54,11 @@ impl Concurrency {
     /// From a JSON value: a whole number (`4`, `4.0` or `"4"`) in range.
     pub fn from_json(v: &Value) -> Result<Self, ConcurrencyError> {
         let n = match v {
-            Value::Number(n) => n
-                .as_u64()
-                .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)),
+            Value::Number(n) => n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                    .map(|f| f as u64)
+            }),
             Value::String(s) => s.trim().parse().ok(),
             _ => None,
         };
@@ -206,7 +211,14 @@ mod tests {
         assert_eq!(parse(json!(4)).unwrap(), 4);
         assert_eq!(parse(json!("16")).unwrap(), 16);
         assert_eq!(parse(json!(2.0)).unwrap(), 2);
-        for bad in [json!(0), json!(17), json!(-1), json!(1.5), json!("x"), json!(true)] {
+        for bad in [
+            json!(0),
+            json!(17),
+            json!(-1),
+            json!(1.5),
+            json!("x"),
+            json!(true),
+        ] {
             let e = parse(bad.clone()).unwrap_err().to_string();
             assert!(e.contains("from 1 to 16"), "{bad}: {e}");
         }
