@@ -3,19 +3,22 @@
 //! process, interleaved after a warm-up, and prints the median of the
 //! per-run ratios; nothing here asserts a wall-clock time.
 //!
-//! Every suite runs as two bench targets (`cargo bench -p dragnet-bench`
-//! runs all eight): `shape`/`walk`/`engine`/`cache` install a counting
+//! Every suite but `fan_out` runs as two bench targets (`cargo bench -p
+//! dragnet-bench` runs all nine): `shape`/`walk`/`engine`/`cache` install a counting
 //! global allocator and read heap peaks (judging the heap targets where
 //! there are some), `shape_time`/`walk_time`/`engine_time`/`cache_time` keep
-//! the plain system allocator and judge the time targets. They are split
+//! the plain system allocator and judge the time targets; `fan_out_time`
+//! (concurrency 4 vs 1 over a slow upstream) has only the timing run, its
+//! sides holding the same rows. They are split
 //! because counting every allocation slows allocation-heavy code (the
 //! `Value` baseline most), which would bias the time ratios. The suites live
-//! here (`shape`, `walk`, `engine`, `cache`) with the deterministic input
+//! here (`shape`, `walk`, `engine`, `cache`, `fan_out`) with the deterministic input
 //! (`orders`), sampling (`measure`) and result lines (`report`).
 #![forbid(unsafe_code)]
 
 pub mod cache;
 pub mod engine;
+pub mod fan_out;
 pub mod measure;
 pub mod orders;
 pub mod report;

@@ -104,6 +104,7 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
         options.for_each = Some(ForEachSpec {
             key: key.trim().to_string(),
             values,
+            concurrency: Default::default(),
         });
     }
     options.items_path = a

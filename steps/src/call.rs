@@ -3,7 +3,7 @@
 //! filters, projects and states the verdict. Workflows and the gateway both
 //! come through here.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -12,16 +12,16 @@ use crate::args;
 use crate::cache::key::KeyMaterial;
 use crate::cache::{around, cache_key, CachePolicy};
 use crate::clock::{Clock, SystemClock};
-use crate::http::Upstream;
+use crate::http::{Pacing, Upstream};
 use crate::json_rows::Rows;
 use crate::looping::budget::{Budget, Limits};
+use crate::looping::fan_out::{fan_out, Fanned};
 use crate::looping::for_each::ForEach;
 use crate::looping::options::LoopOptions;
 use crate::looping::shape::shape;
-use crate::looping::verdict::StopReason;
 use crate::looping::walk::{Gathered, Walker};
 use crate::progress::{NoProgress, ProgressSink, Throttled};
-use crate::result::{ForEachError, LoopResult, Payload};
+use crate::result::{LoopResult, Payload};
 use crate::verdict_note::{compose, Counts, Tally};
 use crate::{Error, Tool};
 
@@ -109,71 +109,48 @@ pub async fn execute<U: Upstream>(
         }
     }
 
+    let budget = Budget::new(limits, runtime.clock.clone());
+    // Pacing per host: the upstream's own when it keeps one (shared by every
+    // call through it), else this call's.
+    let own_pacing = Pacing::default();
+    let pacing = upstream.pacing().unwrap_or(&own_pacing);
+    let progress = Mutex::new(Throttled::new(runtime.progress, runtime.clock.clone()));
     let mut walker = Walker {
         upstream,
         tool,
         all_pages: options.all_pages,
         explicit_path: options.items_path.as_deref(),
         tag_key: for_each.as_ref().map(|f| f.key.as_str()),
-        budget: Budget::new(limits, runtime.clock.clone()),
+        budget: &budget,
+        pacing,
         gathered: Gathered::default(),
-        progress: Throttled::new(runtime.progress, runtime.clock.clone()),
+        progress: &progress,
         cancel: runtime.cancel.clone(),
     };
 
-    let mut tally = Tally::default();
-    let mut errors: Vec<ForEachError> = Vec::new();
-    match &for_each {
-        None => {
-            let outcome = walker.collect(arguments, None).await?;
-            tally.add(&outcome);
-        }
-        Some(fe) => {
-            let cap = walker.budget.limits.max_for_each_values;
-            tally.values = fe.values.len();
-            for (index, value) in fe.values.iter().enumerate() {
-                if index >= cap {
-                    tally.stop(StopReason::ForEachValues, fe.values.len() - cap);
-                    break;
-                }
-                if let Some(reason) = walker.budget.exhausted() {
-                    tally.stop(reason, fe.values.len() - index);
-                    break;
-                }
-                let value = match value {
-                    Ok(v) => v,
-                    Err((raw, message)) => {
-                        errors.push(ForEachError {
-                            value: raw.clone(),
-                            error: message.clone(),
-                        });
-                        continue;
-                    }
-                };
-                let mut value_args = arguments.clone();
-                value_args.insert(fe.key.clone(), value.clone());
-                match walker.collect(value_args, Some(value)).await {
-                    Ok(outcome) => {
-                        tally.add(&outcome);
-                        if outcome.stopped_by == Some(StopReason::Cancelled) {
-                            break;
-                        }
-                    }
-                    Err(e) => errors.push(ForEachError {
-                        value: value.clone(),
-                        error: e.to_string(),
-                    }),
-                }
-            }
+    let Fanned { tally, errors } = match (&for_each, &options.for_each) {
+        (Some(fe), Some(spec)) => {
+            let fanned = fan_out(&mut walker, fe, &arguments, spec.concurrency.get()).await;
+            let Fanned { tally, errors } = &fanned;
             if tally.succeeded == 0 && !errors.is_empty() && tally.stopped_by.is_none() {
                 return Err(Error::AllValuesFailed {
                     first: format!("{}: {}", errors[0].value, errors[0].error),
                 });
             }
+            fanned
         }
-    }
+        _ => {
+            let outcome = walker.collect(arguments, None).await?;
+            let mut tally = Tally::default();
+            tally.add(&outcome);
+            Fanned {
+                tally,
+                errors: Vec::new(),
+            }
+        }
+    };
 
-    let requests = walker.budget.requests;
+    let requests = budget.requests();
     let gathered = walker.gathered;
     let payload = match (gathered.path, gathered.envelope, gathered.single) {
         (Some(_), Some(envelope), _) => Payload::Collection {

@@ -150,6 +150,7 @@ impl Sim {
                         return RawResponse {
                             status: 200,
                             retry_after: None,
+                            rate_limit: None,
                             body: Bytes::from_static(b"{\"data\": [ {\"id\": 1,"),
                         }
                     }
@@ -162,6 +163,7 @@ impl Sim {
             return RawResponse {
                 status: 404,
                 retry_after: None,
+                rate_limit: None,
                 body: Bytes::from_static(b"{\"detail\": \"Invalid page.\"}"),
             };
         }
@@ -228,6 +230,7 @@ impl Sim {
         RawResponse {
             status: 200,
             retry_after: None,
+            rate_limit: None,
             body: Bytes::from(body.to_string()),
         }
     }
@@ -237,6 +240,7 @@ fn status(code: u16) -> RawResponse {
     RawResponse {
         status: code,
         retry_after: None,
+        rate_limit: None,
         body: Bytes::from_static(b"{\"error\":\"boom\"}"),
     }
 }

@@ -56,6 +56,7 @@ pub fn prepare(
             Value::Array(values) => Some(ForEachSpec {
                 key: fe.key.clone(),
                 values,
+                concurrency: fe.concurrency,
             }),
             got => return Err(InputError::ForEachNotAList { got }),
         },

@@ -233,6 +233,11 @@ pub struct ForEachFile {
     pub key: String,
     /// A list, or `{ref: "<JSONPath>"}` to one.
     pub values: Value,
+    /// How many values are walked at a time, 1 (the default) to 16; the
+    /// pages of one value are always fetched one after another.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 16))]
+    pub concurrency: Option<u64>,
 }
 
 /// One filter clause.

@@ -6,6 +6,7 @@
 
 use dragnet_steps::looping::fields::Projection;
 use dragnet_steps::looping::filter::Op;
+use dragnet_steps::looping::options::Concurrency;
 use dragnet_steps::{Error as StepsError, Tool};
 use serde_json::Value;
 
@@ -77,9 +78,17 @@ pub fn compile(
                 );
             }
         }
+        let concurrency = match fe.concurrency {
+            None => Concurrency::ONE,
+            Some(n) => Concurrency::new(n).unwrap_or_else(|e| {
+                cx.value_error(&fec, "concurrency", format!("for_each.{e}"));
+                Concurrency::ONE
+            }),
+        };
         Some(ForEachSpec {
             key: fe.key.clone(),
             values,
+            concurrency,
         })
     });
     let mut filter = Vec::new();

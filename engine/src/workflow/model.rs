@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use dragnet_steps::looping::fields::Projection;
 use dragnet_steps::looping::filter::Op;
+use dragnet_steps::looping::options::Concurrency;
 use dragnet_steps::{Tool, Toolkit};
 use serde_json::Value;
 
@@ -205,6 +206,8 @@ pub struct ForEachSpec {
     pub key: String,
     /// A list, or a ref to one.
     pub values: Template,
+    /// Values walked at a time (1 unless the file says otherwise).
+    pub concurrency: Concurrency,
 }
 
 /// A filter clause whose value may be a ref.

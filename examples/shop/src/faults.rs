@@ -12,6 +12,7 @@ use std::time::Duration;
 use axum::http::{HeaderMap, StatusCode};
 
 use crate::error::ShopError;
+use crate::rate::{RateAnswer, RateFault, RateWindow};
 
 /// The request header that selects faults.
 pub(crate) const FAULT_HEADER: &str = "x-shop-fault";
@@ -45,6 +46,8 @@ pub(crate) enum Fault {
         bytes: usize,
     },
     MissingCollection(u64),
+    /// `rate=N:MS[:headers]`: at most N requests per MS-millisecond window, per shop.
+    Rate(RateFault),
 }
 
 /// `status=N:CODE[:always][:retry-after=S][:retry-after-date=S]`.
@@ -169,20 +172,32 @@ impl Faults {
             .max()
     }
 
+    /// Counts this request against the `rate` fault, if one is given.
+    pub(crate) fn rate(&self, once: &OnceSet) -> Option<RateAnswer> {
+        self.all().find_map(|f| match f {
+            Fault::Rate(rate) => Some(once.rate.admit(*rate)),
+            _ => None,
+        })
+    }
+
     /// Whether page `page` leaves out its collection.
     pub(crate) fn missing_collection(&self, page: u64) -> bool {
         self.all().any(|f| *f == Fault::MissingCollection(page))
     }
 }
 
-/// Which "once" faults have already fired: (session, token, page).
+/// The fault state one server keeps: which "once" faults have already fired (session,
+/// token, page), and the `rate` fault's window.
 #[derive(Debug, Default)]
-pub(crate) struct OnceSet(Mutex<HashSet<(String, String, u64)>>);
+pub(crate) struct OnceSet {
+    fired: Mutex<HashSet<(String, String, u64)>>,
+    rate: RateWindow,
+}
 
 impl OnceSet {
     /// True the first time this (session, token, page) is seen.
     fn first_time(&self, session: &str, token: &str, page: u64) -> bool {
-        let mut seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut seen = self.fired.lock().unwrap_or_else(|e| e.into_inner());
         seen.insert((session.to_string(), token.to_string(), page))
     }
 }
@@ -262,6 +277,29 @@ fn parse_token(token: &str) -> Result<Fault, ShopError> {
             }
         }
         "status" => Fault::Status(parse_status(token, &fields)?),
+        "rate" => {
+            let form = "rate=N:MS[:headers]";
+            let headers = match fields.as_slice() {
+                [_, _] => false,
+                [_, _, "headers"] => true,
+                _ => {
+                    return Err(ShopError::bad(format!(
+                        "fault token `{token}`: expected `{form}`"
+                    )))
+                }
+            };
+            let window = positive(token, fields[1])?;
+            if window > MAX_SLOW_MS {
+                return Err(ShopError::bad(format!(
+                    "fault token `{token}`: a window of at most {MAX_SLOW_MS} ms"
+                )));
+            }
+            Fault::Rate(RateFault {
+                limit: positive(token, fields[0])?,
+                window: Duration::from_millis(window),
+                headers,
+            })
+        }
         _ => {
             return Err(ShopError::bad(format!(
                 "unknown fault token `{token}` in X-Shop-Fault"
@@ -400,10 +438,29 @@ mod tests {
             "status=1:500:retry-after=1:retry-after-date=2",
             "slow=1:999999",
             "ignore-page=1",
+            "rate=0:100",
+            "rate=5",
+            "rate=5:0",
+            "rate=5:100:loud",
+            "rate=5:999999",
         ] {
             let err = parse(bad).unwrap_err().to_string();
             assert!(err.contains(bad), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn rate_counts_per_server_across_sessions() {
+        let once = OnceSet::default();
+        let faults = parse("rate=2:60000:headers").unwrap();
+        assert!(!faults.rate(&once).unwrap().limited);
+        let mut headers = HeaderMap::new();
+        headers.insert(FAULT_HEADER, HeaderValue::from_static("rate=2:60000"));
+        headers.insert(SESSION_HEADER, HeaderValue::from_static("other"));
+        let other = Faults::from_headers(&headers).unwrap();
+        assert!(!other.rate(&once).unwrap().limited);
+        assert!(faults.rate(&once).unwrap().limited);
+        assert!(parse("cap=3").unwrap().rate(&once).is_none());
     }
 
     #[test]

@@ -11,8 +11,13 @@
 //! `name=field[:field…]`): `ignore-page`, `cap=N`, `short-page=N`, `total=N`,
 //! `total-first-page-only`, `no-total`,
 //! `status=N:CODE[:always][:retry-after=S][:retry-after-date=S]`, `malformed=N`,
-//! `slow=N:MS`, `latency=MS` (every page), `huge=N:BYTES`, `missing-collection=N`. An unknown or malformed token is a
-//! 400 naming it. "Page N" is the `page` (or `paging.page`) value on page-number endpoints,
+//! `slow=N:MS`, `latency=MS` (every page), `huge=N:BYTES`, `missing-collection=N`,
+//! `rate=N:MS[:headers]`. An unknown or malformed token is a 400 naming it.
+//! `rate` is a fixed-window limit counted per server across every session: the first
+//! counted request opens a window of MS milliseconds that admits N requests; later ones get
+//! a 429 with `Retry-After` (whole seconds to the window's end, at least 1). With `headers`
+//! every answer also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
+//! `X-RateLimit-Reset` (seconds to the window's end, with millisecond decimals). "Page N" is the `page` (or `paging.page`) value on page-number endpoints,
 //! `offset / size + 1` on offset endpoints (size after clamping and `cap`), and the position
 //! in the cursor chain on `/events` (first call = 1). "Once" faults are remembered per
 //! (`X-Shop-Session` value, token, page).
@@ -28,6 +33,7 @@ mod faults;
 mod log;
 mod pages;
 mod params;
+mod rate;
 mod resources;
 mod routes;
 mod state;

@@ -62,6 +62,10 @@ pub(crate) async fn serve_page<T: Serialize + Sync>(
     if let Some(delay) = faults.delay(page_no) {
         tokio::time::sleep(delay).await;
     }
+    let rate = faults.rate(once);
+    if let Some(limited) = rate.filter(|r| r.limited) {
+        return limited.response();
+    }
     if let Some(status) = faults.status_hit(page_no, once) {
         return status_response(status);
     }
@@ -93,7 +97,11 @@ pub(crate) async fn serve_page<T: Serialize + Sync>(
             None => body,
         }
     };
-    json_response(&body, faults.malformed(page_no))
+    let mut response = json_response(&body, faults.malformed(page_no));
+    if let Some(rate) = rate {
+        rate.apply(response.headers_mut());
+    }
+    response
 }
 
 /// The error response of a `status` fault, with its `Retry-After` if any.

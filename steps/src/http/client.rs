@@ -3,13 +3,15 @@
 //! HTTP(S) only, nothing secret across origins), bodies read as a stream
 //! against the byte bound, and every answer redacted before it goes on.
 
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value};
 
 use super::credentials::{Credentials, Secret};
+use super::pacing::{Pacing, RateLimit};
 use super::redact::Redactor;
 use super::request::{build_parts, RequestParts};
 use super::{RawResponse, Upstream};
@@ -28,6 +30,8 @@ pub struct HttpUpstream {
     /// Extra headers sent with every request; values may be secret.
     headers: Vec<(String, Secret)>,
     redactor: Redactor,
+    /// The host's pacing, shared by every walk through this upstream and its clones.
+    pacing: Arc<Pacing>,
 }
 
 impl HttpUpstream {
@@ -47,6 +51,7 @@ impl HttpUpstream {
             credentials,
             headers: Vec::new(),
             redactor,
+            pacing: Arc::default(),
         })
     }
 
@@ -182,6 +187,7 @@ impl Upstream for HttpUpstream {
         };
         let status = response.status().as_u16();
         let retry_after = retry_after(response.headers());
+        let rate_limit = rate_limit(response.headers());
         let body = read_body(response, max_bytes).await.map_err(|e| match e {
             BodyError::Bound(read) => UpstreamError::ByteBound { read },
             BodyError::Broken(e) => self.failed(connection_message(e)),
@@ -189,12 +195,17 @@ impl Upstream for HttpUpstream {
         Ok(RawResponse {
             status,
             retry_after,
+            rate_limit,
             body: self.redactor.bytes(body),
         })
     }
 
     fn identity(&self) -> String {
         canonical_base(&self.base_url)
+    }
+
+    fn pacing(&self) -> Option<&Pacing> {
+        Some(&self.pacing)
     }
 }
 
@@ -274,6 +285,31 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     )
 }
 
+/// Resets at or above this are Unix times; below, seconds to wait.
+const UNIX_RESET_FROM: u64 = 1_000_000_000;
+
+/// `X-RateLimit-Remaining` with `X-RateLimit-Reset`. The reset is read as
+/// seconds to wait when below 10⁹ (as most APIs send it), else as a Unix
+/// time in seconds (as GitHub sends it).
+pub(crate) fn rate_limit(headers: &HeaderMap) -> Option<RateLimit> {
+    let number = |name: &str| -> Option<f64> {
+        let n: f64 = headers.get(name)?.to_str().ok()?.trim().parse().ok()?;
+        (n.is_finite() && n >= 0.0).then_some(n)
+    };
+    let remaining = number("x-ratelimit-remaining")? as u64;
+    let reset = number("x-ratelimit-reset").map(|n| {
+        if n >= UNIX_RESET_FROM as f64 {
+            let at = UNIX_EPOCH + Duration::from_secs(n as u64);
+            at.duration_since(SystemTime::now())
+                .unwrap_or(Duration::ZERO)
+        } else {
+            // At most a day: a bigger delta is not a wait anyone means.
+            Duration::from_secs_f64(n.min(86_400.0))
+        }
+    });
+    Some(RateLimit { remaining, reset })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +330,39 @@ mod tests {
         );
         h.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn rate_limit_resets_as_seconds_or_unix_times() {
+        let mut h = HeaderMap::new();
+        assert_eq!(rate_limit(&h), None);
+        h.insert("x-ratelimit-remaining", HeaderValue::from_static("0"));
+        h.insert("x-ratelimit-reset", HeaderValue::from_static("2"));
+        assert_eq!(
+            rate_limit(&h),
+            Some(RateLimit {
+                remaining: 0,
+                reset: Some(Duration::from_secs(2))
+            })
+        );
+        let at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            + 30;
+        h.insert(
+            "x-ratelimit-reset",
+            HeaderValue::from_str(&at.to_string()).unwrap(),
+        );
+        let reset = rate_limit(&h).unwrap().reset.unwrap();
+        assert!(
+            reset > Duration::from_secs(27) && reset <= Duration::from_secs(30),
+            "{reset:?}"
+        );
+        h.insert("x-ratelimit-reset", HeaderValue::from_static("soon"));
+        assert_eq!(rate_limit(&h).unwrap().reset, None);
+        h.insert("x-ratelimit-remaining", HeaderValue::from_static("-1"));
+        assert_eq!(rate_limit(&h), None);
     }
 
     #[test]

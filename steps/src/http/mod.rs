@@ -1,8 +1,10 @@
 //! Talking to upstreams: the `Upstream` seam the walk calls through, the
-//! reqwest implementation for OpenAPI tools, credentials and retries.
+//! reqwest implementation for OpenAPI tools, credentials, retries and the
+//! pacing shared by every walk to one host.
 
 mod client;
 mod credentials;
+pub mod pacing;
 pub mod redact;
 mod request;
 mod retry;
@@ -17,6 +19,7 @@ use crate::{Tool, UpstreamError};
 
 pub use client::{canonical_base, HttpUpstream, MAX_REDIRECTS};
 pub use credentials::{Credentials, Secret};
+pub use pacing::{Pacing, RateLimit};
 pub use redact::Redactor;
 pub use request::{build_parts, RequestParts};
 pub use retry::{send_with_retry, FetchError};
@@ -27,6 +30,8 @@ pub struct RawResponse {
     pub status: u16,
     /// `Retry-After`, already turned into a delay.
     pub retry_after: Option<Duration>,
+    /// `X-RateLimit-Remaining` (with `X-RateLimit-Reset`), when sent.
+    pub rate_limit: Option<RateLimit>,
     pub body: Bytes,
 }
 
@@ -49,4 +54,10 @@ pub trait Upstream: Send + Sync {
     /// same tool and arguments (for HTTP: the canonical base URL). Part of
     /// every cache key.
     fn identity(&self) -> String;
+
+    /// The pacing every walk through this upstream shares; `None` lets
+    /// each call pace on its own.
+    fn pacing(&self) -> Option<&Pacing> {
+        None
+    }
 }

@@ -1,11 +1,14 @@
 //! Retries (SPEC §2): 429 and 503 honour `Retry-After` within what is left
 //! of the wall clock; other 5xx and connection errors back off
-//! exponentially with jitter. Every attempt is a request against the budget.
+//! exponentially with jitter. Every attempt is a request against the budget
+//! and waits first for the host's pacing (`pacing.rs`), which learns from
+//! every answer.
 
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::pacing::Pacing;
 use super::{RawResponse, Upstream};
 use crate::error::excerpt;
 use crate::looping::budget::{Budget, RetryPolicy};
@@ -26,22 +29,25 @@ pub async fn send_with_retry<U: Upstream>(
     upstream: &U,
     tool: &Tool,
     args: &Map<String, Value>,
-    budget: &mut Budget,
+    budget: &Budget,
+    pacing: &Pacing,
 ) -> Result<RawResponse, FetchError> {
     let mut retries = 0u32;
     loop {
+        let ticket = pacing.admit(budget).await.map_err(FetchError::Stopped)?;
         budget.take_request().map_err(FetchError::Stopped)?;
-        let room = budget.limits.max_bytes.saturating_sub(budget.bytes);
+        let room = budget.limits.max_bytes.saturating_sub(budget.bytes());
         let answer = tokio::time::timeout_at(budget.deadline(), upstream.send(tool, args, room))
             .await
             .map_err(|_| FetchError::Stopped(StopReason::WallClock))?;
         let error = match answer {
             Err(UpstreamError::ByteBound { read }) => {
-                budget.bytes = budget.bytes.saturating_add(read.max(room));
+                budget.add_bytes(read.max(room));
                 return Err(FetchError::Stopped(StopReason::Bytes));
             }
             Ok(response) => {
-                budget.bytes += response.body.len() as u64;
+                ticket.answered(&response);
+                budget.add_bytes(response.body.len() as u64);
                 if (200..300).contains(&response.status) {
                     return Ok(response);
                 }
@@ -51,7 +57,10 @@ pub async fn send_with_retry<U: Upstream>(
                     retry_after_ms: response.retry_after.map(|d| d.as_millis() as u64),
                 }
             }
-            Err(error) => error,
+            Err(error) => {
+                drop(ticket);
+                error
+            }
         };
         if !error.is_retryable() || retries >= budget.limits.retry.max_retries {
             return Err(FetchError::Upstream(error));

@@ -1,7 +1,10 @@
 //! The bounds of one tool call (SPEC §3.3) and the shared budget that every
-//! page of every `_for_each` value draws from.
+//! page of every `_for_each` value draws from. The budget's counters are
+//! atomics, so the concurrent walks of a fan-out share it by reference; a
+//! sequential walk pays one uncontended atomic per count.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -209,24 +212,25 @@ impl Limits {
     }
 }
 
-/// What one call has used so far. Time comes from the injected clock
-/// (whose `instant` is tokio's, so tests with paused time control it).
+/// What one call has used so far, shared by every walk of the call. Time
+/// comes from the injected clock (whose `instant` is tokio's, so tests with
+/// paused time control it).
 pub struct Budget {
     pub limits: Limits,
     started: Instant,
     clock: Arc<dyn Clock>,
-    pub requests: u32,
-    pub bytes: u64,
-    pub items: usize,
+    requests: AtomicU32,
+    bytes: AtomicU64,
+    items: AtomicUsize,
 }
 
 impl fmt::Debug for Budget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Budget")
             .field("limits", &self.limits)
-            .field("requests", &self.requests)
-            .field("bytes", &self.bytes)
-            .field("items", &self.items)
+            .field("requests", &self.requests())
+            .field("bytes", &self.bytes())
+            .field("items", &self.items())
             .finish_non_exhaustive()
     }
 }
@@ -237,10 +241,25 @@ impl Budget {
             limits,
             started: clock.instant(),
             clock,
-            requests: 0,
-            bytes: 0,
-            items: 0,
+            requests: AtomicU32::new(0),
+            bytes: AtomicU64::new(0),
+            items: AtomicUsize::new(0),
         }
+    }
+
+    /// Requests sent so far, retries included.
+    pub fn requests(&self) -> u32 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Raw upstream bytes read so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Items kept so far.
+    pub fn items(&self) -> usize {
+        self.items.load(Ordering::Relaxed)
     }
 
     /// When the wall clock runs out. Limits that skipped `validate` with
@@ -261,36 +280,65 @@ impl Budget {
             .saturating_duration_since(self.clock.instant())
     }
 
-    /// Spends one request, or says which bound forbids it.
-    pub fn take_request(&mut self) -> Result<(), StopReason> {
-        if self.requests >= self.limits.max_requests {
+    /// Spends one request, or says which bound forbids it. Concurrent
+    /// walks never spend more than `max_requests` between them.
+    pub fn take_request(&self) -> Result<(), StopReason> {
+        if self.requests() >= self.limits.max_requests {
             return Err(StopReason::Requests);
         }
         if self.remaining().is_zero() {
             return Err(StopReason::WallClock);
         }
-        self.requests += 1;
-        Ok(())
+        let max = self.limits.max_requests;
+        self.requests
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .map(|_| ())
+            .map_err(|_| StopReason::Requests)
+    }
+
+    /// Counts `n` more raw bytes read.
+    pub fn add_bytes(&self, n: u64) {
+        // The closure never declines, so the update always happens.
+        let _ = self
+            .bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                Some(b.saturating_add(n))
+            });
+    }
+
+    /// Takes room for up to `want` items; returns how many fit.
+    pub fn take_items(&self, want: usize) -> usize {
+        let max = self.limits.max_items;
+        let before = self
+            .items
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n + want.min(max.saturating_sub(n)))
+            })
+            .unwrap_or_else(|n| n);
+        want.min(max.saturating_sub(before))
+    }
+
+    /// Counts one item kept outside the items bound (a fan-out value's
+    /// response without a collection).
+    pub fn add_item(&self) {
+        self.items.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The first call-wide bound that forbids fetching more, if any.
     pub fn exhausted(&self) -> Option<StopReason> {
-        if self.requests >= self.limits.max_requests {
+        if self.requests() >= self.limits.max_requests {
             Some(StopReason::Requests)
-        } else if self.items >= self.limits.max_items {
+        } else if self.items() >= self.limits.max_items {
             Some(StopReason::Items)
-        } else if self.bytes >= self.limits.max_bytes {
+        } else if self.bytes() >= self.limits.max_bytes {
             Some(StopReason::Bytes)
         } else if self.remaining().is_zero() {
             Some(StopReason::WallClock)
         } else {
             None
         }
-    }
-
-    /// How many more items fit.
-    pub fn items_left(&self) -> usize {
-        self.limits.max_items.saturating_sub(self.items)
     }
 }
 
@@ -305,7 +353,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn bounds_in_order() {
-        let mut b = budget(Limits {
+        let b = budget(Limits {
             max_requests: 2,
             ..Limits::default()
         });
@@ -315,9 +363,22 @@ mod tests {
         assert_eq!(b.exhausted(), Some(StopReason::Requests));
     }
 
+    #[test]
+    fn items_are_taken_up_to_the_bound() {
+        let b = budget(Limits {
+            max_items: 5,
+            ..Limits::default()
+        });
+        assert_eq!(b.take_items(3), 3);
+        assert_eq!(b.take_items(3), 2);
+        assert_eq!(b.take_items(1), 0);
+        assert_eq!(b.items(), 5);
+        assert_eq!(b.exhausted(), Some(StopReason::Items));
+    }
+
     #[tokio::test(start_paused = true)]
     async fn wall_clock_follows_tokio_time() {
-        let mut b = budget(Limits {
+        let b = budget(Limits {
             wall_clock: Duration::from_secs(5),
             ..Limits::default()
         });

@@ -5,6 +5,7 @@ pub mod budget;
 pub mod collection;
 pub mod detect;
 pub mod end_signal;
+pub mod fan_out;
 pub mod fields;
 pub mod filter;
 pub mod for_each;

@@ -12,11 +12,71 @@ use crate::Error;
 pub const RESERVED: [&str; 5] = ["_fields", "_all_pages", "_for_each", "_filter", "_refresh"];
 
 /// A fan-out as asked for: key and raw values (validated against the tool
-/// when the call runs).
+/// when the call runs), and how many values are walked at a time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForEachSpec {
     pub key: String,
     pub values: Vec<Value>,
+    pub concurrency: Concurrency,
+}
+
+/// How many `_for_each` values are walked at a time: 1 (the default, one
+/// after another) up to [`Concurrency::MAX`]. The pages of one value are
+/// always fetched one after another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Concurrency(u8);
+
+/// A concurrency outside 1..=[`Concurrency::MAX`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "concurrency is {given}; it must be an integer from 1 to {}",
+    Concurrency::MAX
+)]
+pub struct ConcurrencyError {
+    pub given: String,
+}
+
+impl Concurrency {
+    /// The most values walked at a time: enough to hide a distant API's
+    /// latency, few enough not to look like an attack on it.
+    pub const MAX: u8 = 16;
+    pub const ONE: Concurrency = Concurrency(1);
+
+    pub fn new(n: u64) -> Result<Self, ConcurrencyError> {
+        match u8::try_from(n) {
+            Ok(n) if (1..=Self::MAX).contains(&n) => Ok(Concurrency(n)),
+            _ => Err(ConcurrencyError {
+                given: n.to_string(),
+            }),
+        }
+    }
+
+    /// From a JSON value: a whole number (`4`, `4.0` or `"4"`) in range.
+    pub fn from_json(v: &Value) -> Result<Self, ConcurrencyError> {
+        let n = match v {
+            Value::Number(n) => n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                    .map(|f| f as u64)
+            }),
+            Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        };
+        n.ok_or_else(|| ConcurrencyError {
+            given: v.to_string(),
+        })
+        .and_then(Self::new)
+    }
+
+    pub fn get(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+impl Default for Concurrency {
+    fn default() -> Self {
+        Concurrency::ONE
+    }
 }
 
 /// What the loop layer does around the plain call.
@@ -96,7 +156,9 @@ fn parse_for_each(v: &Value) -> Result<ForEachSpec, Error> {
         argument: "_for_each".into(),
         message: message.into(),
     };
-    let obj = v.as_object().ok_or_else(|| bad("expected {key, values}"))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| bad("expected {key, values, concurrency?}"))?;
     let key = obj
         .get("key")
         .and_then(Value::as_str)
@@ -108,9 +170,14 @@ fn parse_for_each(v: &Value) -> Result<ForEachSpec, Error> {
     if values.is_empty() {
         return Err(bad("`values` is empty"));
     }
+    let concurrency = match obj.get("concurrency") {
+        None | Some(Value::Null) => Concurrency::ONE,
+        Some(c) => Concurrency::from_json(c).map_err(|e| bad(&e.to_string()))?,
+    };
     Ok(ForEachSpec {
         key: key.to_string(),
         values: values.clone(),
+        concurrency,
     })
 }
 
@@ -128,8 +195,33 @@ mod tests {
         assert_eq!(rest.keys().collect::<Vec<_>>(), vec!["status"]);
         assert!(o.all_pages);
         assert_eq!(o.fields.unwrap().paths(), ["id"]);
-        assert_eq!(o.for_each.unwrap().values, vec![json!(1), json!(2)]);
+        let fe = o.for_each.unwrap();
+        assert_eq!(fe.values, vec![json!(1), json!(2)]);
+        assert_eq!(fe.concurrency, Concurrency::ONE);
         assert_eq!(o.filter.clauses.len(), 1);
+    }
+
+    #[test]
+    fn concurrency_is_one_to_sixteen() {
+        let parse = |c: Value| {
+            let args = json!({"_for_each":{"key":"a","values":[1],"concurrency":c}});
+            LoopOptions::split_reserved(args.as_object().unwrap().clone())
+                .map(|(_, o)| o.for_each.unwrap().concurrency.get())
+        };
+        assert_eq!(parse(json!(4)).unwrap(), 4);
+        assert_eq!(parse(json!("16")).unwrap(), 16);
+        assert_eq!(parse(json!(2.0)).unwrap(), 2);
+        for bad in [
+            json!(0),
+            json!(17),
+            json!(-1),
+            json!(1.5),
+            json!("x"),
+            json!(true),
+        ] {
+            let e = parse(bad.clone()).unwrap_err().to_string();
+            assert!(e.contains("from 1 to 16"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! The walk (SPEC §3.3): one collection fetched page after page, never in
 //! parallel, until a short page the guards accept as the end, or a bound.
-//! Items are kept raw; each page's bytes are dropped once split.
+//! Items are kept raw; each page's bytes are dropped once split. A walker
+//! borrows what a call shares (budget, pacing, progress) and owns what it
+//! gathers, so the walks of a concurrent fan-out each gather on their own.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -16,7 +19,7 @@ use super::for_each;
 use super::page_plan::{get_path, PagePlan};
 use super::verdict::StopReason;
 use crate::error::excerpt;
-use crate::http::{send_with_retry, FetchError, RawResponse, Upstream};
+use crate::http::{send_with_retry, FetchError, Pacing, RawResponse, Upstream};
 use crate::json::{RawItem, RawObject};
 use crate::progress::{ProgressEvent, Throttled};
 use crate::{Tool, UpstreamError};
@@ -75,13 +78,33 @@ pub struct Walker<'a, U> {
     pub explicit_path: Option<&'a [String]>,
     /// The fan-out key, when rows are tagged with their value.
     pub tag_key: Option<&'a str>,
-    pub budget: Budget,
+    /// The call's budget, shared by every walk of a fan-out.
+    pub budget: &'a Budget,
+    /// The host's pacing, shared likewise.
+    pub pacing: &'a Pacing,
     pub gathered: Gathered,
-    pub progress: Throttled<'a>,
+    pub progress: &'a Mutex<Throttled<'a>>,
     pub cancel: CancellationToken,
 }
 
-impl<U: Upstream> Walker<'_, U> {
+impl<'a, U: Upstream> Walker<'a, U> {
+    /// A walker for another value of the same call: the same shared
+    /// budget, pacing and progress, nothing gathered yet.
+    pub fn sibling(&self) -> Walker<'a, U> {
+        Walker {
+            upstream: self.upstream,
+            tool: self.tool,
+            all_pages: self.all_pages,
+            explicit_path: self.explicit_path,
+            tag_key: self.tag_key,
+            budget: self.budget,
+            pacing: self.pacing,
+            gathered: Gathered::default(),
+            progress: self.progress,
+            cancel: self.cancel.clone(),
+        }
+    }
+
     /// Fetches one collection: every page when walking, else one. `Err`
     /// only when the first request failed and nothing was fetched.
     pub async fn collect(
@@ -258,7 +281,7 @@ impl<U: Upstream> Walker<'_, U> {
         tokio::select! {
             biased;
             _ = self.cancel.cancelled() => Err(FetchError::Stopped(StopReason::Cancelled)),
-            r = send_with_retry(self.upstream, self.tool, args, &mut self.budget) => r,
+            r = send_with_retry(self.upstream, self.tool, args, self.budget, self.pacing) => r,
         }
     }
 
@@ -350,8 +373,7 @@ impl<U: Upstream> Walker<'_, U> {
     /// Keeps items (tagged in a fan-out) within the items bound. Returns
     /// whether some had to be left out.
     fn keep(&mut self, items: &[&RawValue], value: Option<&Value>, out: &mut Outcome) -> bool {
-        let room = self.budget.items_left();
-        let take = items.len().min(room);
+        let take = self.budget.take_items(items.len());
         self.gathered.items.reserve(take);
         for item in &items[..take] {
             let kept = match (self.tag_key, value) {
@@ -360,7 +382,6 @@ impl<U: Upstream> Walker<'_, U> {
             };
             self.gathered.items.push(kept);
         }
-        self.budget.items += take;
         out.items += take;
         take < items.len()
     }
@@ -369,7 +390,7 @@ impl<U: Upstream> Walker<'_, U> {
         match (self.tag_key, value) {
             (Some(key), Some(v)) => {
                 self.gathered.items.push(for_each::tag(root, key, v));
-                self.budget.items += 1;
+                self.budget.add_item();
             }
             _ => self.gathered.single = Some(root.to_owned()),
         }
@@ -416,13 +437,16 @@ impl<U: Upstream> Walker<'_, U> {
         let event = ProgressEvent {
             page,
             pages_max: self.budget.limits.max_pages,
-            items: self.budget.items,
-            requests: self.budget.requests,
+            items: self.budget.items(),
+            requests: self.budget.requests(),
             requests_max: self.budget.limits.max_requests,
             elapsed_ms: self.budget.elapsed().as_millis() as u64,
             value: value.cloned(),
         };
-        self.progress.offer(event);
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .offer(event);
     }
 }
 
