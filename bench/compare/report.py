@@ -55,6 +55,13 @@ for backend in ("sqlite", "postgres"):
         for name, e in ((backend + "-live", live), (backend + "-cached", hit)):
             rows.append(("cache", name, fmt_s(e["median"]), "%s-%s" % (fmt_s(e["min"]), fmt_s(e["max"])),
                          "%.1fx" % (live["median"] / e["median"]), "-", "-"))
+fan = data.get("fanout", {})
+if "concurrency-1" in fan and "concurrency-4" in fan:
+    one = fan["concurrency-1"]["median"]
+    for name in ("concurrency-1", "concurrency-4"):
+        e = fan[name]
+        rows.append(("fanout", name, fmt_s(e["median"]), "%s-%s" % (fmt_s(e["min"]), fmt_s(e["max"])),
+                     "%.2fx" % (one / e["median"]), "-", "-"))
 engine = data.get("engine", {})
 if "steps-1" in engine and "steps-1000" in engine:
     per_step = (engine["steps-1000"]["median"] - engine["steps-1"]["median"]) / 999
@@ -69,7 +76,8 @@ for r in rows:
     print(line(r))
 print()
 print("ratio: walk and shape = median / dragnet's median (above 1: slower than dragnet);"
-      " cache = live median / this median (the speed-up of a hit).")
+      " cache = live median / this median (the speed-up of a hit);"
+      " fanout = sequential median / this median.")
 print("RSS/input: peak resident memory over the raw bytes the job reads"
       " (walk: %d bytes of pages, shape: %d bytes)." % (walk_bytes, big_bytes))
 

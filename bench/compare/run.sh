@@ -20,6 +20,8 @@
 #   cache    a dragnet run of 6,000 orders (60 pages at 20 ms per page, the
 #            demo shop) live (--refresh) vs served from the cache, on SQLite
 #            and PostgreSQL;
+#   fanout   a dragnet run fanning out over 30 properties x 3 pages at 20 ms
+#            per page, loop.for_each.concurrency 1 vs 4;
 #   engine   dragnet run of a 1,000-step workflow (999 branches and one
 #            request) vs a 1-step one: the whole-process cost per step, run
 #            records written included.
@@ -154,6 +156,17 @@ for backend in $BACKENDS; do
   DATABASE_URL=$url time_it cache "$backend-live" "$DRAGNET" "${WF[@]}" --refresh
   DATABASE_URL=$url time_it cache "$backend-cached" "$DRAGNET" "${WF[@]}"
 done
+
+say "fan-out: 30 values x 3 pages at 20 ms, sequential vs concurrency 4"
+sed 's/concurrency: 1 }/concurrency: 4 }/' bench/compare/fanout.workflow.yaml > bench/compare/.fanout-4.workflow.yaml
+rm -f "$OUT"/fanout.db*
+for c in 1 4; do
+  file=bench/compare/fanout.workflow.yaml
+  [ "$c" = 4 ] && file=bench/compare/.fanout-4.workflow.yaml
+  DATABASE_URL="sqlite://$OUT/fanout.db" time_it fanout "concurrency-$c" "$DRAGNET" run "$file" \
+    --base-url "shop=$SHOP" --max-requests 200
+done
+rm -f bench/compare/.fanout-4.workflow.yaml
 
 say "engine: a 1,000-step workflow vs a 1-step one"
 python3 - "$OUT" "$SHOP" "$ROOT" <<'EOF'
