@@ -16,6 +16,7 @@
 
 pub mod cache;
 pub mod engine;
+pub mod engine_canned;
 pub mod measure;
 pub mod orders;
 pub mod report;
