@@ -164,7 +164,7 @@ for c in 1 4; do
   file=bench/compare/fanout.workflow.yaml
   [ "$c" = 4 ] && file=bench/compare/.fanout-4.workflow.yaml
   DATABASE_URL="sqlite://$OUT/fanout.db" time_it fanout "concurrency-$c" "$DRAGNET" run "$file" \
-    --base-url "shop=$SHOP" --max-requests 200
+    --base-url "shop=$SHOP" --max-requests 200 --max-items 10000
 done
 rm -f bench/compare/.fanout-4.workflow.yaml
 

@@ -18,6 +18,7 @@
 
 pub mod cache;
 pub mod engine;
+pub mod engine_canned;
 pub mod fan_out;
 pub mod measure;
 pub mod orders;

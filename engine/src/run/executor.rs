@@ -85,7 +85,8 @@ pub async fn run(
     observer.run_started(&record);
     let inputs = Arc::new(record.inputs.clone());
     let trigger = Arc::new(options.trigger.clone());
-    let mut outputs: HashMap<StepId, Arc<RawValue>> = HashMap::new();
+    // Each finished step's output, by step index.
+    let mut outputs: Vec<Option<Arc<RawValue>>> = vec![None; workflow.steps.len()];
     let mut decisions: HashMap<usize, Decision> = HashMap::new();
     let mut tasks: JoinSet<Finished> = JoinSet::new();
     // Which step each task runs, so a task that ends abnormally is named.
@@ -101,13 +102,21 @@ pub async fn run(
             dependants[*j].push(i);
         }
     }
-    let reads: Vec<Vec<StepId>> = workflow
+    // The steps each step reads through refs: id and index.
+    let index_of: HashMap<&StepId, usize> = workflow
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (&s.id, i))
+        .collect();
+    let reads: Vec<Vec<(StepId, usize)>> = workflow
         .steps
         .iter()
         .map(|s| {
             s.refs()
                 .into_iter()
-                .filter_map(|r| r.step().cloned())
+                .filter_map(|r| r.step())
+                .filter_map(|id| index_of.get(id).map(|&j| (id.clone(), j)))
                 .collect()
         })
         .collect();
@@ -131,6 +140,11 @@ pub async fn run(
                     release(i, &dependants, &mut remaining, &mut ready);
                 }
                 None => {
+                    // The pending record moves into the task, which reports
+                    // it back; meanwhile the run's copy is a running stub
+                    // without its id (put back if the task never reports).
+                    let stub = StepRecord::pending("", kind_name(&workflow.steps[i]));
+                    let pending = std::mem::replace(&mut record.steps[i], stub);
                     record.steps[i].status = StepStatus::Running;
                     observer.step_started(workflow.steps[i].id.as_str());
                     // The step sees only the outputs it reads.
@@ -139,11 +153,14 @@ pub async fn run(
                         trigger: trigger.clone(),
                         steps: reads[i]
                             .iter()
-                            .filter_map(|id| outputs.get(id).map(|o| (id.clone(), o.clone())))
+                            .filter_map(|(id, j)| {
+                                outputs[*j].as_ref().map(|o| (id.clone(), o.clone()))
+                            })
                             .collect(),
                     };
                     let shared = shared.clone();
-                    let handle = tasks.spawn(async move { run_step(shared, i, scope).await });
+                    let handle =
+                        tasks.spawn(async move { run_step(shared, i, pending, scope).await });
                     task_steps.insert(handle.id(), i);
                 }
             }
@@ -167,7 +184,7 @@ pub async fn run(
                     },
                 };
                 if let Some(output) = &done.record.output {
-                    outputs.insert(workflow.steps[done.index].id.clone(), output.clone());
+                    outputs[done.index] = Some(output.clone());
                 }
                 if let Some(d) = done.decision {
                     decisions.insert(done.index, d);
@@ -183,7 +200,13 @@ pub async fn run(
             }
         }
     }
-    for step in record.steps.iter_mut().filter(|s| !s.is_finished()) {
+    for (i, step) in record.steps.iter_mut().enumerate() {
+        if step.is_finished() {
+            continue;
+        }
+        if step.id.is_empty() {
+            step.id = workflow.steps[i].id.as_str().to_string();
+        }
         step.status = StepStatus::Failed;
         step.reason = Some("the step did not finish (its task ended abnormally)".into());
     }

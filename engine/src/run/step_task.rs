@@ -38,10 +38,15 @@ pub(super) struct Shared {
     pub(super) semaphore: Semaphore,
 }
 
-/// Runs step `index` once its permit comes; never panics.
-pub(super) async fn run_step(shared: Arc<Shared>, index: usize, scope: Scope) -> Finished {
+/// Runs step `index` once its permit comes, filling its pending `record`;
+/// never panics.
+pub(super) async fn run_step(
+    shared: Arc<Shared>,
+    index: usize,
+    mut record: StepRecord,
+    scope: Scope,
+) -> Finished {
     let step = &shared.workflow.steps[index];
-    let mut record = StepRecord::pending(step.id.as_str(), kind_name(step));
     let _permit = shared.semaphore.acquire().await;
     record.status = StepStatus::Running;
     let clock = shared.calls.clock.clone();
@@ -155,15 +160,19 @@ async fn run_tool(
         Err(e) => return fail(record, &e.into()),
     };
     let attempts = step.retry.map_or(1, |r| r.attempts.max(1));
+    // Cloned only for attempts a retry may follow; the last one takes it.
+    let mut prepared = Some(prepared);
     for attempt in 1..=attempts {
         record.attempts = attempt;
-        let call = tool_step::call(
-            t,
-            step.id.as_str(),
-            prepared.clone(),
-            upstream,
-            &shared.calls,
-        );
+        let arguments = if attempt < attempts {
+            prepared.clone()
+        } else {
+            prepared.take()
+        };
+        let Some(arguments) = arguments else {
+            return;
+        };
+        let call = tool_step::call(t, step.id.as_str(), arguments, upstream, &shared.calls);
         let outcome = match step.timeout {
             Some(after) => tokio::time::timeout(after, call)
                 .await

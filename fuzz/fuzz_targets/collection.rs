@@ -1,0 +1,31 @@
+//! The collection finder and the page splitter on arbitrary bytes: page one
+//! found under each kind of declaration, then the same text split along the
+//! path page one found (as later pages are), and along a fixed path.
+#![no_main]
+#![forbid(unsafe_code)]
+
+use dragnet_steps::looping::collection::{first_page, split_text, Declared};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    let data_path = vec!["data".to_string()];
+    let explicit = (mode & 1 == 1).then_some(data_path.as_slice());
+    let declared = match (mode >> 1) % 4 {
+        0 => Declared::Unknown { list_like: true },
+        1 => Declared::Unknown { list_like: false },
+        2 => Declared::Resource,
+        _ => Declared::At(&data_path),
+    };
+    if let Ok(Some((path, _envelope, page))) = first_page(&text, explicit, declared) {
+        let again = split_text(&text, &path)
+            .expect("a page one that was found splits again")
+            .expect("the collection page one found is there on a re-split");
+        assert_eq!(again.items.len(), page.items.len());
+    }
+    let _ = split_text(&text, &data_path);
+    let _ = split_text(&text, &[]);
+});
