@@ -9,7 +9,7 @@ use clap::Args;
 use dragnet_steps::clock::SystemClock;
 use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
 use dragnet_steps::looping::filter::Filter;
-use dragnet_steps::looping::options::{parse_fields, ForEachSpec};
+use dragnet_steps::looping::options::{parse_fields, Concurrency, ForEachSpec};
 use dragnet_steps::{args, openapi, Error, LoopOptions, Runtime, ToolCall};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -43,6 +43,10 @@ pub struct CallArgs {
     /// Call once per value: key=v1,v2,…
     #[arg(long, value_name = "KEY=V1,V2,…")]
     for_each: Option<String>,
+    /// With --for-each: walk this many values at a time (1–16; default 1). The pages of
+    /// one value stay sequential; rows are merged in value order.
+    #[arg(long, value_name = "N", requires = "for_each")]
+    concurrency: Option<u64>,
     /// Keep rows matching 'field op value' (ops: eq neq gt gte lt lte contains in exists); repeatable, ANDed.
     #[arg(long, value_name = "CLAUSE")]
     filter: Vec<String>,
@@ -101,10 +105,15 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
                 CliError::argument_error("--for-each", format!("`{key}` has no values")).into(),
             );
         }
+        let concurrency = match a.concurrency {
+            None => Concurrency::ONE,
+            Some(n) => Concurrency::new(n)
+                .map_err(|e| CliError::argument_error("--concurrency", e.to_string()))?,
+        };
         options.for_each = Some(ForEachSpec {
             key: key.trim().to_string(),
             values,
-            concurrency: Default::default(),
+            concurrency,
         });
     }
     options.items_path = a

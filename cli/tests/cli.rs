@@ -335,3 +335,49 @@ async fn runs_and_cache_commands() {
     assert!(stderr(&show).contains("no run `nope`"));
     shop.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn call_fans_out_concurrently_with_the_same_rows() {
+    let shop = shop().await;
+    let base = shop.base_url().to_string();
+    let spec = spec();
+    let out = tokio::task::spawn_blocking(move || {
+        let walk = |extra: &[&str]| {
+            let mut args = vec![
+                "call",
+                "--spec",
+                &spec,
+                "--base-url",
+                &base,
+                "listPropertyOrders",
+                "--for-each",
+                "property_id=1,2,3,4,5",
+                "--all-pages",
+                "--fields",
+                "id,property_id",
+                "--json",
+            ];
+            args.extend_from_slice(extra);
+            dragnet(&args)
+        };
+        (
+            walk(&[]),
+            walk(&["--concurrency", "4"]),
+            walk(&["--concurrency", "0"]),
+            walk(&["--concurrency", "17"]),
+        )
+    })
+    .await
+    .unwrap();
+    let (one, four, zero, too_many) = out;
+    assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
+    assert_eq!(four.status.code(), Some(0), "{}", stderr(&four));
+    let (one, four) = (stdout_json(&one), stdout_json(&four));
+    assert_eq!(one["data"], four["data"], "the same rows in value order");
+    assert_eq!(four["_pagingComplete"], true);
+    for bad in [zero, too_many] {
+        assert_eq!(bad.status.code(), Some(1));
+        assert!(stderr(&bad).contains("--concurrency"), "{}", stderr(&bad));
+    }
+    shop.shutdown().await;
+}

@@ -6,11 +6,9 @@
 //! the runtime. Reading back checks the length written beside the payload,
 //! and never inflates past it, so a damaged row is an error, not a surprise.
 
-use std::io::{Read, Write};
+use std::io::Read;
 
 use flate2::read::ZlibDecoder;
-use flate2::write::ZlibEncoder;
-use flate2::Compression;
 
 use crate::error::{Error, Result};
 
@@ -98,6 +96,10 @@ fn decompress_now(
 /// Compresses `payload` with zlib, as rows were before LZ4 (tests of old rows).
 #[cfg(any(test, feature = "testing"))]
 pub(crate) fn compress_zlib(payload: &[u8]) -> Result<Vec<u8>> {
+    use flate2::write::ZlibEncoder;
+    use flate2::Compression;
+    use std::io::Write;
+
     let mut encoder = ZlibEncoder::new(
         Vec::with_capacity(payload.len() / 4 + 64),
         Compression::fast(),
