@@ -4,6 +4,7 @@
 //! written straight from raw items, without building a JSON tree.
 
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 use crate::cache::CacheLabel;
 use crate::json::{self, RawItem};
@@ -127,17 +128,18 @@ impl LoopResult {
     /// itemCount, stoppedBy, note}`.
     /// The note with the advice on a cache hit spelled for its reader: an
     /// agent passes `_refresh: true`, a workflow is run with `--refresh`.
-    pub fn note(&self, audience: Audience) -> String {
-        let mut note = self.verdict.note.clone();
-        if self.cache.as_ref().is_some_and(|c| c.hit) {
-            note.push_str(match audience {
-                Audience::Agent => " Call again with _refresh: true to get the latest data.",
-                Audience::Workflow => {
-                    " Run the workflow again with `dragnet run --refresh` to get the latest data."
-                }
-            });
+    pub fn note(&self, audience: Audience) -> Cow<'_, str> {
+        let note = self.verdict.note.as_str();
+        if !self.cache.as_ref().is_some_and(|c| c.hit) {
+            return Cow::Borrowed(note);
         }
-        note
+        let advice = match audience {
+            Audience::Agent => " Call again with _refresh: true to get the latest data.",
+            Audience::Workflow => {
+                " Run the workflow again with `dragnet run --refresh` to get the latest data."
+            }
+        };
+        Cow::Owned(format!("{note}{advice}"))
     }
 
     pub fn render_workflow(&self) -> String {

@@ -187,7 +187,7 @@ async fn run_tool(
                     requests: v.requests,
                     item_count: v.item_count,
                     stopped_by: v.stopped_by,
-                    note: result.note(dragnet_steps::Audience::Workflow),
+                    note: result.note(dragnet_steps::Audience::Workflow).into_owned(),
                 });
                 record.output = RawValue::from_string(result.render_workflow())
                     .ok()

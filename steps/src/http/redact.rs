@@ -26,12 +26,14 @@ pub const MIN_SECRET_LEN: usize = 4;
 /// The secrets of one upstream, ready to search for.
 #[derive(Clone, Default)]
 pub struct Redactor {
-    needles: Vec<Vec<u8>>,
+    /// One searcher per spelling of each secret, longest first, built once
+    /// and used for every body.
+    finders: Vec<memmem::Finder<'static>>,
 }
 
 impl std::fmt::Debug for Redactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Redactor({} needles)", self.needles.len())
+        write!(f, "Redactor({} needles)", self.finders.len())
     }
 }
 
@@ -63,16 +65,19 @@ impl Redactor {
         let escaped = serde_json::to_string(secret).unwrap_or_default();
         let escaped = escaped.trim_matches('"');
         for form in [secret, escaped] {
-            if !form.is_empty() && !self.needles.iter().any(|n| n == form.as_bytes()) {
-                self.needles.push(form.as_bytes().to_vec());
+            let known = self.finders.iter().any(|f| f.needle() == form.as_bytes());
+            if !form.is_empty() && !known {
+                self.finders
+                    .push(memmem::Finder::new(form.as_bytes()).into_owned());
             }
         }
         // Longest first, so a secret containing another is replaced whole.
-        self.needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        self.finders
+            .sort_by_key(|f| std::cmp::Reverse(f.needle().len()));
     }
 
     pub fn is_empty(&self) -> bool {
-        self.needles.is_empty()
+        self.finders.is_empty()
     }
 
     /// `body` with every secret replaced; no copy when none occurs.
@@ -93,8 +98,8 @@ impl Redactor {
 
     fn replace<'a>(&self, haystack: &'a [u8]) -> Cow<'a, [u8]> {
         let mut current: Cow<'a, [u8]> = Cow::Borrowed(haystack);
-        for needle in &self.needles {
-            let finder = memmem::Finder::new(needle);
+        for finder in &self.finders {
+            let needle = finder.needle();
             if finder.find(&current).is_none() {
                 continue;
             }
