@@ -280,7 +280,8 @@ async fn runs(work: &Work, db: Db) -> Result<Outcome> {
         let read = read
             .map_err(|e| anyhow!("{e}"))?
             .context("the entry is there")?;
-        let (decoded, d) = sample_async(None, async { stored::decode(&read.payload) }).await;
+        let payload = read.payload.clone();
+        let (decoded, d) = sample_async(None, async { stored::decode(payload) }).await;
         ensure!(decoded.context("the entry decodes")?.items().len() == work.dataset.items);
 
         // The baseline: the same entry as the previous layout and codec.

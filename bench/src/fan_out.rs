@@ -100,11 +100,7 @@ async fn bench(mode: Mode, shape: Shape) -> Result<()> {
         let conc = conc?;
         check(&conc, shop.requests().len(), shape)?;
         let rows = |r: &LoopResult| -> Vec<String> {
-            r.payload
-                .items()
-                .iter()
-                .map(|i| i.get().to_string())
-                .collect()
+            r.payload.items().iter().map(str::to_string).collect()
         };
         ensure!(
             rows(&conc) == rows(&seq),

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, ensure, Context, Result};
 use dragnet_steps::http::{Credentials, HttpUpstream};
-use dragnet_steps::json::RawItem;
+use dragnet_steps::items::{ranges_of, Items};
 use dragnet_steps::looping::collection::{self, Declared};
 use dragnet_steps::{execute, openapi, Limits, LoopOptions, LoopResult, Runtime, Tool, ToolCall};
 use serde_json::value::RawValue;
@@ -244,28 +244,30 @@ async fn fetch_loop(client: &reqwest::Client, urls: &[String]) -> Result<Vec<imp
 
 /// The baseline loop plus dragnet's per-page JSON passes: the collection
 /// located on page one (where the schema declares it), every page split and
-/// its items copied out, each page dropped after. Also returns the time
-/// spent in those passes alone.
+/// each body kept with its items as ranges into it, as the walk keeps them.
+/// Also returns the time spent in those passes alone.
 async fn fetch_and_split(
     client: &reqwest::Client,
     urls: &[String],
     declared: &[String],
-) -> Result<(Vec<RawItem>, Duration)> {
-    let mut items: Vec<RawItem> = Vec::new();
+) -> Result<(Items, Duration)> {
+    let mut items = Items::new();
     let mut path = None;
     let mut json_time = Duration::ZERO;
     for url in urls {
         let response = client.get(url).send().await?.error_for_status()?;
         let body = response.bytes().await?;
         let start = Instant::now();
-        let root: &RawValue = serde_json::from_str(std::str::from_utf8(&body)?)?;
+        let text = String::from_utf8(Vec::from(body))?;
+        let root: &RawValue = serde_json::from_str(&text)?;
         if path.is_none() {
             path = collection::locate(root, None, Declared::At(declared));
         }
         let at = path.as_deref().context("no collection")?;
         let page = collection::split(root, at).context("collection missing")?;
-        items.reserve(page.items.len());
-        items.extend(page.items.iter().map(|item| (*item).to_owned()));
+        let ranges = ranges_of(&text, &page.items);
+        drop(page);
+        items.keep_ranges(text, &ranges);
         json_time += start.elapsed();
     }
     Ok((items, json_time))

@@ -12,7 +12,8 @@ use crate::{EXIT_COMPLETE, EXIT_PARTIAL};
 pub fn print_result(result: &LoopResult, as_json: bool, out: &mut Out) -> Result<u8> {
     let v = &result.verdict;
     if as_json {
-        writeln!(out, "{}", result.render_agent())?;
+        result.write_agent(&mut *out)?;
+        writeln!(out)?;
     } else {
         match &result.payload {
             Payload::Single(raw) => {

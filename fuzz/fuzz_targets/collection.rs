@@ -1,9 +1,11 @@
 //! The collection finder and the page splitter on arbitrary bytes: page one
 //! found under each kind of declaration, then the same text split along the
-//! path page one found (as later pages are), and along a fixed path.
+//! path page one found (as later pages are), and along a fixed path; the
+//! items kept as ranges into the body read back exactly as split.
 #![no_main]
 #![forbid(unsafe_code)]
 
+use dragnet_steps::items::{ranges_of, Items};
 use dragnet_steps::looping::collection::{first_page, split_text, Declared};
 use libfuzzer_sys::fuzz_target;
 
@@ -25,6 +27,12 @@ fuzz_target!(|data: &[u8]| {
             .expect("a page one that was found splits again")
             .expect("the collection page one found is there on a re-split");
         assert_eq!(again.items.len(), page.items.len());
+        let ranges = ranges_of(&text, &page.items);
+        assert_eq!(ranges.len(), page.items.len(), "every item lies in the body");
+        let texts: Vec<&str> = page.items.iter().map(|i| i.get()).collect();
+        let mut kept = Items::new();
+        kept.keep_ranges(text.to_string(), &ranges);
+        assert!(kept.iter().eq(texts.iter().copied()), "ranges read back as split");
     }
     let _ = split_text(&text, &data_path);
     let _ = split_text(&text, &[]);

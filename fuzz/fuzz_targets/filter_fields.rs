@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = filter.matches(item);
     if let Some(p) = projection {
-        let (rows, _unmatched) = p.apply([item]);
+        let (rows, _unmatched) = p.apply([item.get()]);
         let _ = rows;
     }
 });

@@ -1,7 +1,7 @@
 //! Lazy JSON: objects parsed one level at a time into borrowed raw values,
 //! so a 24 MB page is never turned into a `serde_json::Value` tree. Items
-//! are kept as `Box<RawValue>` (their exact bytes) and only the parts a
-//! projection or filter touches are looked at.
+//! keep their exact bytes (ranges into the page, see `crate::items`) and
+//! only the parts a projection or filter touches are looked at.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -118,8 +118,38 @@ pub enum Kind {
     Null,
 }
 
-pub fn kind(raw: &RawValue) -> Kind {
-    match raw.get().trim_start().as_bytes().first() {
+/// JSON text that a parser already accepted: a raw value, or a range of a
+/// body that was split (see `crate::items`). The readers below take either.
+pub trait JsonText {
+    fn json(&self) -> &str;
+}
+
+impl JsonText for RawValue {
+    fn json(&self) -> &str {
+        self.get()
+    }
+}
+
+impl JsonText for Box<RawValue> {
+    fn json(&self) -> &str {
+        self.get()
+    }
+}
+
+impl JsonText for str {
+    fn json(&self) -> &str {
+        self
+    }
+}
+
+impl<T: JsonText + ?Sized> JsonText for &T {
+    fn json(&self) -> &str {
+        (**self).json()
+    }
+}
+
+pub fn kind<T: JsonText + ?Sized>(raw: &T) -> Kind {
+    match raw.json().trim_start().as_bytes().first() {
         Some(b'{') => Kind::Object,
         Some(b'[') => Kind::Array,
         Some(b'"') => Kind::String,
@@ -130,19 +160,19 @@ pub fn kind(raw: &RawValue) -> Kind {
 }
 
 /// Parses one level of an object; `None` when `raw` is not an object.
-pub fn object(raw: &RawValue) -> Option<RawObject<'_>> {
+pub fn object<T: JsonText + ?Sized>(raw: &T) -> Option<RawObject<'_>> {
     if kind(raw) != Kind::Object {
         return None;
     }
-    serde_json::from_str(raw.get()).ok()
+    serde_json::from_str(raw.json()).ok()
 }
 
 /// Parses one level of an array; `None` when `raw` is not an array.
-pub fn array(raw: &RawValue) -> Option<Vec<&RawValue>> {
+pub fn array<T: JsonText + ?Sized>(raw: &T) -> Option<Vec<&RawValue>> {
     if kind(raw) != Kind::Array {
         return None;
     }
-    serde_json::from_str::<RawArray>(raw.get())
+    serde_json::from_str::<RawArray>(raw.json())
         .ok()
         .map(|a| a.0)
 }
@@ -164,8 +194,8 @@ pub fn to_raw(text: String) -> RawItem {
 }
 
 /// Parses a small raw value (a leaf a filter looks at) into a `Value`.
-pub fn leaf(raw: &RawValue) -> serde_json::Value {
-    serde_json::from_str(raw.get()).unwrap_or(serde_json::Value::Null)
+pub fn leaf<T: JsonText + ?Sized>(raw: &T) -> serde_json::Value {
+    serde_json::from_str(raw.json()).unwrap_or(serde_json::Value::Null)
 }
 
 #[cfg(test)]

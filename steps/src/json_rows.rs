@@ -29,12 +29,28 @@ impl Rows {
         self.push_with(|out| out.push_str(row));
     }
 
+    /// Moves the rows of `other` to the end of this list.
+    pub fn append(&mut self, other: Rows) {
+        if self.ends.is_empty() {
+            *self = other;
+            return;
+        }
+        let shift = self.text.len();
+        self.text.push_str(&other.text);
+        self.ends.extend(other.ends.iter().map(|e| e + shift));
+    }
+
     pub fn len(&self) -> usize {
         self.ends.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
+    }
+
+    /// The bytes of every row together.
+    pub fn text_len(&self) -> usize {
+        self.text.len()
     }
 
     /// Row `i` as JSON text.
@@ -65,5 +81,12 @@ mod tests {
         );
         assert_eq!(rows.get(3), None);
         assert_eq!(rows.len(), 3);
+        let mut more = Rows::default();
+        more.push_text("4");
+        rows.append(more);
+        let mut none = Rows::default();
+        none.append(rows.clone());
+        assert_eq!(none.iter().last(), Some("4"));
+        assert_eq!(none.len(), 4);
     }
 }

@@ -13,6 +13,7 @@ pub mod clock;
 pub mod error;
 mod error_kind;
 pub mod http;
+pub mod items;
 pub mod json;
 pub mod json_rows;
 pub mod looping;

@@ -5,8 +5,10 @@
 
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
+use std::fmt::{self, Write};
 
 use crate::cache::CacheLabel;
+use crate::items::Items;
 use crate::json::{self, RawItem};
 use crate::json_rows::Rows;
 use crate::looping::collection::{Envelope, EnvelopeField};
@@ -17,21 +19,21 @@ use crate::looping::verdict::Verdict;
 #[derive(Debug)]
 pub enum Payload {
     /// A collection: page one's envelope around all the items.
-    Collection {
-        envelope: Envelope,
-        items: Vec<RawItem>,
-    },
+    Collection { envelope: Envelope, items: Items },
     /// A fan-out over a tool that returns single objects: one per value.
-    Items(Vec<RawItem>),
+    Items(Items),
     /// A response without a collection, kept whole.
     Single(RawItem),
 }
 
+/// The items of a payload without a collection.
+static NO_ITEMS: Items = Items::new();
+
 impl Payload {
-    pub fn items(&self) -> &[RawItem] {
+    pub fn items(&self) -> &Items {
         match self {
             Payload::Collection { items, .. } | Payload::Items(items) => items,
-            Payload::Single(_) => &[],
+            Payload::Single(_) => &NO_ITEMS,
         }
     }
 }
@@ -39,7 +41,7 @@ impl Payload {
 /// The rows a caller sees: the fetched items, or rows shaped from them.
 #[derive(Debug, Clone, Copy)]
 pub enum Visible<'a> {
-    Items(&'a [RawItem]),
+    Items(&'a Items),
     Rows(&'a Rows),
 }
 
@@ -58,7 +60,7 @@ impl<'a> Visible<'a> {
     /// Each row as JSON text.
     pub fn iter(&self) -> Box<dyn Iterator<Item = &'a str> + 'a> {
         match *self {
-            Visible::Items(items) => Box::new(items.iter().map(|i| i.get())),
+            Visible::Items(items) => Box::new(items.iter()),
             Visible::Rows(rows) => Box::new(rows.iter()),
         }
     }
@@ -104,6 +106,28 @@ impl LoopResult {
     /// The agent rendering: payload plus `_pagingComplete`, `_likelyMoreRows`,
     /// `_note` and, when present, `_unmatchedFields` and `_forEachErrors`.
     pub fn render_agent(&self) -> String {
+        let mut out = String::with_capacity(self.rendered_len());
+        // Writing to a String cannot fail.
+        let _ = self.write_raw(&self.agent_extra(), &mut out);
+        out
+    }
+
+    /// The agent rendering written straight to `w`, without building it in
+    /// memory first (a large result is not held twice).
+    pub fn write_agent(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut sink = IoSink {
+            inner: w,
+            error: None,
+        };
+        match self.write_raw(&self.agent_extra(), &mut sink) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(sink
+                .error
+                .unwrap_or_else(|| std::io::Error::other("the rendering failed"))),
+        }
+    }
+
+    fn agent_extra(&self) -> Vec<(&'static str, Extra)> {
         let v = &self.verdict;
         let mut extra = vec![
             ("_pagingComplete", json!(v.complete)),
@@ -117,11 +141,10 @@ impl LoopResult {
             ));
         }
         extra.extend(self.reports());
-        let extra: Vec<(&str, Extra)> = extra
+        extra
             .into_iter()
             .map(|(k, v)| (k, Extra::Value(v)))
-            .collect();
-        self.render_raw(&extra)
+            .collect()
     }
 
     /// The workflow rendering: payload plus `_loop: {complete, requests,
@@ -177,7 +200,10 @@ impl LoopResult {
         let reports = self.reports();
         let mut extra: Vec<(&str, Extra)> = vec![("_loop", Extra::Raw(verdict))];
         extra.extend(reports.into_iter().map(|(k, v)| (k, Extra::Value(v))));
-        self.render_raw(&extra)
+        let mut out = String::with_capacity(self.rendered_len());
+        // Writing to a String cannot fail.
+        let _ = self.write_raw(&extra, &mut out);
+        out
     }
 
     /// `_unmatchedFields` and `_forEachErrors`, when there is anything to say.
@@ -205,23 +231,31 @@ impl LoopResult {
         extra
     }
 
-    fn render_raw(&self, extra: &[(&str, Extra)]) -> String {
+    /// About how long a rendering is: the rows plus room for the verdict.
+    fn rendered_len(&self) -> usize {
+        let rows = match self.visible() {
+            Visible::Items(items) => items.item_bytes() + items.len(),
+            Visible::Rows(rows) => rows.text_len() + rows.len(),
+        };
+        rows + 256
+    }
+
+    fn write_raw<W: Write>(&self, extra: &[(&str, Extra)], out: &mut W) -> fmt::Result {
         let items = self.visible();
-        let mut out = String::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 256);
-        out.push('{');
+        out.write_char('{')?;
         let mut first = true;
         match &self.payload {
             Payload::Collection {
                 envelope: Envelope::Object(fields),
                 ..
-            } => write_fields(&mut out, fields, items, &mut first),
+            } => write_fields(out, fields, items, &mut first)?,
             Payload::Collection {
                 envelope: Envelope::Bare,
                 ..
             }
             | Payload::Items(_) => {
-                write_key(&mut out, "items", &mut first);
-                write_items(&mut out, items.iter());
+                write_key(out, "items", &mut first)?;
+                write_items(out, items.iter())?;
             }
             Payload::Single(raw) => match json::object(raw) {
                 Some(obj) => {
@@ -229,47 +263,66 @@ impl LoopResult {
                         if extra.iter().any(|(k, _)| *k == key.0) {
                             continue;
                         }
-                        write_key(&mut out, &key.0, &mut first);
-                        out.push_str(value.get());
+                        write_key(out, &key.0, &mut first)?;
+                        out.write_str(value.get())?;
                     }
                 }
                 None => {
-                    write_key(&mut out, "result", &mut first);
-                    out.push_str(raw.get());
+                    write_key(out, "result", &mut first)?;
+                    out.write_str(raw.get())?;
                 }
             },
         }
         for (key, value) in extra {
-            write_key(&mut out, key, &mut first);
+            write_key(out, key, &mut first)?;
             match value {
-                Extra::Raw(text) => out.push_str(text),
-                Extra::Value(v) => out.push_str(&v.to_string()),
+                Extra::Raw(text) => out.write_str(text)?,
+                Extra::Value(v) => out.write_str(&v.to_string())?,
             }
         }
-        out.push('}');
-        out
+        out.write_char('}')
+    }
+}
+
+/// `fmt::Write` over an `io::Write`, keeping the first I/O error.
+struct IoSink<'a> {
+    inner: &'a mut dyn std::io::Write,
+    error: Option<std::io::Error>,
+}
+
+impl Write for IoSink<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.inner.write_all(s.as_bytes()).map_err(|e| {
+            self.error = Some(e);
+            fmt::Error
+        })
     }
 }
 
 /// Writes the payload as the upstream shaped it, with every item and no
 /// verdict: a bare collection stays an array. What the cache stores.
 pub fn write_payload(out: &mut String, payload: &Payload) {
+    // Writing to a String cannot fail.
+    let _ = write_payload_to(out, payload);
+}
+
+fn write_payload_to<W: Write>(out: &mut W, payload: &Payload) -> fmt::Result {
     match payload {
         Payload::Collection {
             envelope: Envelope::Object(fields),
             items,
         } => {
-            out.push('{');
+            out.write_char('{')?;
             let mut first = true;
-            write_fields(out, fields, Visible::Items(items), &mut first);
-            out.push('}');
+            write_fields(out, fields, Visible::Items(items), &mut first)?;
+            out.write_char('}')
         }
         Payload::Collection {
             envelope: Envelope::Bare,
             items,
         }
-        | Payload::Items(items) => write_items(out, items.iter().map(|i| i.get())),
-        Payload::Single(raw) => out.push_str(raw.get()),
+        | Payload::Items(items) => write_items(out, items.iter()),
+        Payload::Single(raw) => out.write_str(raw.get()),
     }
 }
 
@@ -279,45 +332,48 @@ enum Extra {
     Value(Value),
 }
 
-fn write_key(out: &mut String, key: &str, first: &mut bool) {
+fn write_key<W: Write>(out: &mut W, key: &str, first: &mut bool) -> fmt::Result {
     if !*first {
-        out.push(',');
+        out.write_char(',')?;
     }
     *first = false;
-    json::write_str(out, key);
-    out.push(':');
+    let mut quoted = String::with_capacity(key.len() + 2);
+    json::write_str(&mut quoted, key);
+    out.write_str(&quoted)?;
+    out.write_char(':')
 }
 
-fn write_items<'a>(out: &mut String, items: impl Iterator<Item = &'a str>) {
-    out.push('[');
+fn write_items<'a, W: Write>(out: &mut W, items: impl Iterator<Item = &'a str>) -> fmt::Result {
+    out.write_char('[')?;
     for (i, item) in items.enumerate() {
         if i > 0 {
-            out.push(',');
+            out.write_char(',')?;
         }
-        out.push_str(item);
+        out.write_str(item)?;
     }
-    out.push(']');
+    out.write_char(']')
 }
 
-fn write_fields(
-    out: &mut String,
+fn write_fields<W: Write>(
+    out: &mut W,
     fields: &[(String, EnvelopeField)],
     items: Visible<'_>,
     first: &mut bool,
-) {
+) -> fmt::Result {
     for (key, field) in fields {
-        write_key(out, key, first);
+        write_key(out, key, first)?;
         match field {
-            EnvelopeField::Raw(raw) => out.push_str(raw.get()),
-            EnvelopeField::Collection => write_items(out, items.iter()),
+            EnvelopeField::Raw(raw) => out.write_str(raw.get())?,
+            EnvelopeField::Collection => write_items(out, items.iter())?,
             EnvelopeField::Nested(inner) => {
-                out.push('{');
+                out.write_char('{')?;
                 let mut inner_first = true;
-                write_fields(out, inner, items, &mut inner_first);
-                out.push('}');
+                write_fields(out, inner, items, &mut inner_first)?;
+                out.write_char('}')?;
             }
         }
     }
+    Ok(())
 }
 
 /// Parses a rendering back, for callers that want a tree (tests, small

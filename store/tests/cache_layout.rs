@@ -39,7 +39,7 @@ fn payload(n: usize) -> anyhow::Result<Payload> {
     let page = collection::split(&root, &path).context("the page splits")?;
     Ok(Payload::Collection {
         envelope: collection::envelope(&root, &path),
-        items: page.items.into_iter().map(RawValue::to_owned).collect(),
+        items: page.items.into_iter().map(RawValue::get).collect(),
     })
 }
 
@@ -56,11 +56,7 @@ fn entry_of(key: &str, bytes: Vec<u8>, items: u64) -> CacheEntry {
 }
 
 fn texts(payload: &Payload) -> Vec<String> {
-    payload
-        .items()
-        .iter()
-        .map(|i| i.get().to_string())
-        .collect()
+    payload.items().iter().map(str::to_string).collect()
 }
 
 fn written(payload: &Payload) -> String {
@@ -85,7 +81,7 @@ async fn new_entries_are_compressed_and_read_back_identical(db: Db) -> anyhow::R
         "stored compressed: {stored_bytes} of {} bytes",
         bytes.len()
     );
-    let decoded = stored::decode(&back.payload).context("it decodes")?;
+    let decoded = stored::decode(back.payload.clone()).context("it decodes")?;
     ensure!(texts(&decoded) == texts(&live), "the same items, in order");
     ensure!(written(&decoded) == written(&live), "the same envelope");
     Ok(())
@@ -99,13 +95,13 @@ async fn old_zlib_layout2_entries_are_still_read(db: Db) -> anyhow::Result<()> {
         .await?;
     let back = db.get("org:a", "old", t0()).await?.context("a hit")?;
     ensure!(back.payload == old, "inflated with zlib, as written");
-    let decoded = stored::decode(&back.payload).context("layout 2 decodes")?;
+    let decoded = stored::decode(back.payload.clone()).context("layout 2 decodes")?;
     ensure!(texts(&decoded) == texts(&live));
     ensure!(written(&decoded) == written(&live));
     // Written again by this build, the same walk is layout 3 and LZ4.
     db.put(&entry_of("old", stored::encode(&live), 500)).await?;
     let again = db.get("org:a", "old", t0()).await?.context("a hit")?;
     ensure!(again.payload != old && !again.payload.starts_with(b"{"));
-    ensure!(texts(&stored::decode(&again.payload).context("decodes")?) == texts(&live));
+    ensure!(texts(&stored::decode(again.payload.clone()).context("decodes")?) == texts(&live));
     Ok(())
 }

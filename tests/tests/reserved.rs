@@ -86,7 +86,7 @@ async fn fields_project_and_report_what_matched_nothing() {
         "the sample is unprojected"
     );
     // the stored payload stays unprojected
-    assert!(r.payload.items()[0].get().contains("\"email\""));
+    assert!(r.payload.items().get(0).unwrap().contains("\"email\""));
 }
 
 #[tokio::test]

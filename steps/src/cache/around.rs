@@ -23,7 +23,7 @@ pub async fn lookup(
     }
     let scope = policy.scope.key();
     match policy.store.get(&scope, key, policy.clock.now()).await {
-        Ok(Some(entry)) => match stored::decode(&entry.payload) {
+        Ok(Some(mut entry)) => match stored::decode(std::mem::take(&mut entry.payload)) {
             Some(payload) => Some((payload, entry)),
             None => {
                 tracing::warn!(tool = %policy.tool_id, "a cache entry could not be decoded; fetching again");

@@ -4,19 +4,22 @@
 //! (L bytes: the response around the collection with the collection left
 //! empty, or a single response whole), then N little-endian `u32` offsets
 //! (where each item ends), then the items' texts back to back. Reading it
-//! back slices the items out at those offsets, checks each is JSON (in
+//! back keeps the items' texts as one body with ranges at those offsets
+//! (`crate::items`), checks each is JSON without building anything (in
 //! parallel chunks on a large set) and parses only the small envelope, so a
-//! hit is shaped like a fresh walk without re-splitting the body.
+//! hit is shaped like a fresh walk without re-splitting or copying items.
 //!
 //! Entries of layout 2 (a head line, then the tool's payload as one JSON
 //! text, split again on every read) are still read: `decode` tells the two
 //! apart by the magic line. They are written only when a set's items do not
 //! fit `u32` offsets (4 GiB), and by tests standing in for old entries.
 
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::json::{self, RawItem};
+use crate::items::Items;
+use crate::json;
 use crate::looping::collection::{self, Envelope, EnvelopeField, ItemsPath};
 use crate::result::{write_payload, Payload};
 
@@ -48,7 +51,7 @@ struct Head {
 /// Encodes a payload for the cache (layout 3).
 pub fn encode(payload: &Payload) -> Vec<u8> {
     let items = payload.items();
-    let body_len: usize = items.iter().map(|i| i.get().len()).sum();
+    let body_len: usize = items.item_bytes();
     if u32::try_from(body_len).is_err() {
         return encode_layout2(payload);
     }
@@ -78,13 +81,13 @@ pub fn encode(payload: &Payload) -> Vec<u8> {
     out.push(b'\n');
     out.extend_from_slice(envelope.as_bytes());
     let mut end = 0usize;
-    for item in items {
-        end += item.get().len();
+    for item in items.iter() {
+        end += item.len();
         // Fits: the sum of all lengths was checked above.
         out.extend_from_slice(&(end as u32).to_le_bytes());
     }
-    for item in items {
-        out.extend_from_slice(item.get().as_bytes());
+    for item in items.iter() {
+        out.extend_from_slice(item.as_bytes());
     }
     out
 }
@@ -109,21 +112,21 @@ fn write_skeleton(out: &mut String, fields: &[(String, EnvelopeField)]) {
 
 /// Decodes what `encode` (or a layout-2 writer) wrote; `None` if it is
 /// neither, or damaged.
-pub fn decode(bytes: &[u8]) -> Option<Payload> {
+pub fn decode(bytes: Vec<u8>) -> Option<Payload> {
     match bytes.strip_prefix(MAGIC) {
-        Some(rest) => decode_layout3(rest),
-        None => decode_layout2(bytes),
+        Some(_) => decode_layout3(bytes),
+        None => decode_layout2(&bytes),
     }
 }
 
-fn decode_layout3(bytes: &[u8]) -> Option<Payload> {
-    let newline = bytes.iter().position(|&b| b == b'\n')?;
-    let head: Head = serde_json::from_slice(&bytes[..newline]).ok()?;
-    let rest = &bytes[newline + 1..];
+fn decode_layout3(mut bytes: Vec<u8>) -> Option<Payload> {
+    let rest = bytes.get(MAGIC.len()..)?;
+    let newline = rest.iter().position(|&b| b == b'\n')?;
+    let head: Head = serde_json::from_slice(&rest[..newline]).ok()?;
+    let rest = &rest[newline + 1..];
     let (envelope, rest) = rest.split_at_checked(head.envelope)?;
     let (table, body) = rest.split_at_checked(head.items.checked_mul(4)?)?;
-    let envelope = std::str::from_utf8(envelope).ok()?;
-    let body = std::str::from_utf8(body).ok()?;
+    let envelope = std::str::from_utf8(envelope).ok()?.to_string();
     let ends: Vec<usize> = table
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize)
@@ -131,67 +134,55 @@ fn decode_layout3(bytes: &[u8]) -> Option<Payload> {
     if ends.last().copied().unwrap_or(0) != body.len() {
         return None;
     }
+    // The items' texts become the one body the ranges point into: the
+    // bytes before them are dropped in place, without a second buffer.
+    let body_start = bytes.len() - body.len();
+    bytes.drain(..body_start);
+    let body = String::from_utf8(bytes).ok()?;
+    let items = Items::from_ends(body, 0, ends.into_iter())?;
+    if !all_json(&items) {
+        return None;
+    }
     match head.kind {
-        Kind::Single => serde_json::from_str::<Box<RawValue>>(envelope)
+        Kind::Single => serde_json::from_str::<Box<RawValue>>(&envelope)
             .ok()
             .map(Payload::Single),
-        Kind::Items => Some(Payload::Items(rebuild(body, &ends)?)),
+        Kind::Items => Some(Payload::Items(items)),
         Kind::Collection => {
             let envelope = match head.path.is_empty() {
                 true => Envelope::Bare,
                 false => {
-                    let root: &RawValue = serde_json::from_str(envelope).ok()?;
+                    let root: &RawValue = serde_json::from_str(&envelope).ok()?;
                     collection::envelope(root, &head.path)
                 }
             };
-            Some(Payload::Collection {
-                envelope,
-                items: rebuild(body, &ends)?,
-            })
+            Some(Payload::Collection { envelope, items })
         }
     }
 }
 
-/// The items of `body` ending at `ends`, each checked to be one JSON value.
-fn rebuild(body: &str, ends: &[usize]) -> Option<Vec<RawItem>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    if body.len() < PARALLEL_BYTES || threads < 2 || ends.len() < 2 * threads {
-        return rebuild_range(body, 0, ends);
+/// Whether every item is one JSON value: checked without building it, in
+/// parallel chunks on a large set.
+fn all_json(items: &Items) -> bool {
+    let n = items.len();
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get().min(4));
+    if items.item_bytes() < PARALLEL_BYTES || threads < 2 || n < 2 * threads {
+        return json_range(items, 0..n);
     }
-    let chunk = ends.len().div_ceil(threads);
-    let parts: Vec<Option<Vec<RawItem>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ends
-            .chunks(chunk)
-            .enumerate()
-            .map(|(i, part)| {
-                let start = match i {
-                    0 => 0,
-                    _ => ends[i * chunk - 1],
-                };
-                scope.spawn(move || rebuild_range(body, start, part))
-            })
+    let size = n.div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..n)
+            .step_by(size)
+            .map(|s| scope.spawn(move || json_range(items, s..(s + size).min(n))))
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect()
-    });
-    let mut items = Vec::with_capacity(ends.len());
-    for part in parts {
-        items.extend(part?);
-    }
-    Some(items)
+        handles.into_iter().all(|h| h.join().unwrap_or(false))
+    })
 }
 
-/// The items from `start` ending at `ends`.
-fn rebuild_range(body: &str, mut start: usize, ends: &[usize]) -> Option<Vec<RawItem>> {
-    let mut items = Vec::with_capacity(ends.len());
-    for &end in ends {
-        let text = body.get(start..end)?;
-        items.push(RawValue::from_string(text.to_owned()).ok()?);
-        start = end;
-    }
-    Some(items)
+fn json_range(items: &Items, range: std::ops::Range<usize>) -> bool {
+    items
+        .range(range)
+        .all(|text| serde_json::from_str::<IgnoredAny>(text).is_ok())
 }
 
 /// The head line of a layout-2 payload.
@@ -224,14 +215,7 @@ pub fn encode_layout2(payload: &Payload) -> Vec<u8> {
 fn payload_len(payload: &Payload) -> usize {
     match payload {
         Payload::Single(raw) => raw.get().len(),
-        other => {
-            other
-                .items()
-                .iter()
-                .map(|i| i.get().len() + 1)
-                .sum::<usize>()
-                + 256
-        }
+        other => other.items().item_bytes() + other.items().len() + 256,
     }
 }
 
@@ -279,8 +263,8 @@ fn decode_layout2(bytes: &[u8]) -> Option<Payload> {
     }
 }
 
-fn owned(items: Vec<&RawValue>) -> Vec<RawItem> {
-    items.into_iter().map(RawValue::to_owned).collect()
+fn owned(items: Vec<&RawValue>) -> Items {
+    items.into_iter().map(RawValue::get).collect()
 }
 
 /// The path to the collection inside an envelope.
@@ -328,7 +312,7 @@ mod tests {
                 .unwrap()
                 .items
                 .into_iter()
-                .map(RawValue::to_owned)
+                .map(RawValue::get)
                 .collect(),
         }
     }
@@ -337,11 +321,11 @@ mod tests {
     fn round_trip(payload: &Payload) -> (String, String, Payload) {
         let mut before = String::new();
         write_payload(&mut before, payload);
-        let back = decode(&encode(payload)).unwrap();
+        let back = decode(encode(payload)).unwrap();
         let mut after = String::new();
         write_payload(&mut after, &back);
         // The layout-2 path still reads what an older build stored.
-        let old = decode(&encode_layout2(payload)).unwrap();
+        let old = decode(encode_layout2(payload)).unwrap();
         let mut after_old = String::new();
         write_payload(&mut after_old, &old);
         assert_eq!(after_old, after, "both layouts read back alike");
@@ -349,11 +333,7 @@ mod tests {
     }
 
     fn texts(payload: &Payload) -> Vec<String> {
-        payload
-            .items()
-            .iter()
-            .map(|i| i.get().to_string())
-            .collect()
+        payload.items().iter().map(str::to_string).collect()
     }
 
     #[test]
@@ -368,23 +348,20 @@ mod tests {
             "the envelope is stored with the collection left empty: {text}"
         );
         assert!(text.ends_with(r#"{"a":1}{"a":[2,"x,]"]}"#), "{text}");
-        let back = decode(&bytes).unwrap();
+        let back = decode(bytes.clone()).unwrap();
         assert_eq!(texts(&back), texts(&payload));
     }
 
     #[test]
     fn large_sets_are_rebuilt_in_parallel_chunks_in_order() {
-        let items: Vec<RawItem> = (0..20_000)
-            .map(|i| {
-                raw(&format!(
-                    r#"{{"id":{i},"name":"row {i}","tags":["a","b"]}}"#
-                ))
-            })
+        let texts_in: Vec<String> = (0..20_000)
+            .map(|i| format!(r#"{{"id":{i},"name":"row {i}","tags":["a","b"]}}"#))
             .collect();
+        let items: Items = texts_in.iter().map(String::as_str).collect();
         let payload = Payload::Items(items);
         let bytes = encode(&payload);
         assert!(bytes.len() > PARALLEL_BYTES);
-        let back = decode(&bytes).unwrap();
+        let back = decode(bytes.clone()).unwrap();
         assert!(matches!(back, Payload::Items(_)));
         assert_eq!(texts(&back), texts(&payload));
     }
@@ -395,20 +372,20 @@ mod tests {
         let bytes = encode(&collection_of(&flat, &["data"]));
         // Every truncation, and every single-byte change, is handled.
         for cut in 0..bytes.len() {
-            assert!(decode(&bytes[..cut]).is_none(), "cut at {cut}");
+            assert!(decode(bytes[..cut].to_vec()).is_none(), "cut at {cut}");
         }
         for at in MAGIC.len()..bytes.len() {
             let mut changed = bytes.clone();
             changed[at] ^= 0x5a;
-            let _ = decode(&changed);
+            let _ = decode(changed);
         }
         // An offset past a character boundary or the body is a miss.
         let mut moved = bytes.clone();
         let table = bytes.len() - r#"{"a":1}{"b":"é"}"#.len() - 8;
         moved[table] = 14; // inside the two bytes of `é`
-        assert!(decode(&moved).is_none());
+        assert!(decode(moved.clone()).is_none());
         moved[table] = 200;
-        assert!(decode(&moved).is_none());
+        assert!(decode(moved.clone()).is_none());
     }
 
     #[test]
@@ -427,9 +404,9 @@ mod tests {
 
         let bare = Payload::Collection {
             envelope: Envelope::Bare,
-            items: vec![raw("1"), raw("2")],
+            items: ["1", "2"].into_iter().collect(),
         };
-        let back = decode(&encode(&bare)).unwrap();
+        let back = decode(encode(&bare)).unwrap();
         assert!(matches!(
             back,
             Payload::Collection {
@@ -438,9 +415,9 @@ mod tests {
             }
         ));
         let single = Payload::Single(raw(r#"{"id":7}"#));
-        assert!(matches!(decode(&encode(&single)), Some(Payload::Single(_))));
-        let items = Payload::Items(vec![raw(r#"{"id":7}"#)]);
-        assert_eq!(decode(&encode(&items)).unwrap().items().len(), 1);
-        assert!(decode(b"not json").is_none());
+        assert!(matches!(decode(encode(&single)), Some(Payload::Single(_))));
+        let items = Payload::Items([r#"{"id":7}"#].into_iter().collect());
+        assert_eq!(decode(encode(&items)).unwrap().items().len(), 1);
+        assert!(decode(b"not json".to_vec()).is_none());
     }
 }

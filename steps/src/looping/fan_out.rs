@@ -189,11 +189,7 @@ fn merge(into: &mut Gathered, from: Gathered) {
         into.path = from.path;
         into.envelope = from.envelope;
     }
-    if into.items.is_empty() {
-        into.items = from.items;
-    } else {
-        into.items.extend(from.items);
-    }
+    into.items.append(from.items);
 }
 
 fn with_value(arguments: &Map<String, Value>, fe: &ForEach, value: &Value) -> Map<String, Value> {

@@ -3,9 +3,7 @@
 //! raw items, touching only the parts the paths name; keys are quoted once
 //! when the projection is built.
 
-use serde_json::value::RawValue;
-
-use crate::json::{self, Kind, RawItem, RawObject};
+use crate::json::{self, JsonText, Kind, RawItem, RawObject};
 use crate::json_rows::Rows;
 
 /// A validated list of dot-paths, as a tree (`customer.name` and
@@ -45,6 +43,15 @@ pub struct UnmatchedFields {
 /// Which paths matched some item so far.
 #[derive(Debug, Clone)]
 pub struct Matched(Vec<bool>);
+
+impl Matched {
+    /// Adds what another part of the same set matched.
+    pub fn merge(&mut self, other: &Matched) {
+        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
+            *mine |= *theirs;
+        }
+    }
+}
 
 impl Projection {
     /// Parses dot-paths; an empty path or an empty segment is an error.
@@ -94,7 +101,7 @@ impl Projection {
     /// into `obj` when it is an object) to `rows`.
     pub fn project_into(
         &self,
-        item: &RawValue,
+        item: &str,
         obj: Option<&RawObject>,
         rows: &mut Rows,
         matched: &mut Matched,
@@ -110,7 +117,7 @@ impl Projection {
     pub fn unmatched<'a>(
         &self,
         matched: &Matched,
-        items: impl Iterator<Item = &'a RawValue>,
+        items: impl Iterator<Item = &'a str>,
     ) -> Option<UnmatchedFields> {
         let fields: Vec<String> = self
             .paths
@@ -126,7 +133,7 @@ impl Projection {
         let mut keys: Vec<String> = Vec::new();
         for item in items.take(50) {
             if sample.is_none() {
-                sample = Some(item.to_owned());
+                sample = Some(json::to_raw(item.to_string()));
             }
             if let Some(obj) = json::object(item) {
                 for k in obj.keys() {
@@ -146,7 +153,7 @@ impl Projection {
     /// Projects every item; also reports the paths that matched no item.
     pub fn apply<'a, I>(&self, items: I) -> (Rows, Option<UnmatchedFields>)
     where
-        I: IntoIterator<Item = &'a RawValue> + Clone,
+        I: IntoIterator<Item = &'a str> + Clone,
     {
         let mut rows = Rows::default();
         let mut matched = self.matched();
@@ -160,7 +167,7 @@ impl Projection {
 }
 
 /// Writes the projection of `value` through `node`.
-fn project(value: &RawValue, node: &Node, out: &mut String, matched: &mut [bool]) {
+fn project<T: JsonText + ?Sized>(value: &T, node: &Node, out: &mut String, matched: &mut [bool]) {
     match json::kind(value) {
         Kind::Object => match json::object(value) {
             Some(obj) => project_object(&obj, node, out, matched),
@@ -217,13 +224,13 @@ fn mark(node: &Node, matched: &mut [bool]) {
 mod tests {
     use super::*;
 
-    fn items(text: &str) -> Vec<Box<RawValue>> {
+    fn items(text: &str) -> Vec<Box<serde_json::value::RawValue>> {
         serde_json::from_str(text).unwrap()
     }
     fn project_all(paths: &[&str], text: &str) -> (Vec<String>, Option<UnmatchedFields>) {
         let p = Projection::new(&paths.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
         let items = items(text);
-        let (out, unmatched) = p.apply(items.iter().map(|b| b.as_ref()));
+        let (out, unmatched) = p.apply(items.iter().map(|b| b.get()));
         (out.iter().map(str::to_string).collect(), unmatched)
     }
 

@@ -4,10 +4,9 @@
 
 use std::cmp::Ordering;
 
-use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::json::{self, Kind, RawObject};
+use crate::json::{self, JsonText, Kind, RawObject};
 use crate::Error;
 
 /// Filter operators. Closed: anything else is an error.
@@ -120,14 +119,14 @@ impl Filter {
     }
 
     /// Whether `item` satisfies every clause.
-    pub fn matches(&self, item: &RawValue) -> bool {
+    pub fn matches<T: JsonText + ?Sized>(&self, item: &T) -> bool {
         let obj = json::object(item);
-        self.matches_parsed(item, obj.as_ref())
+        self.matches_parsed(item.json(), obj.as_ref())
     }
 
     /// As `matches`, with the item's top level already parsed (when it is
     /// an object), so it is read once for every clause and the projection.
-    pub fn matches_parsed(&self, item: &RawValue, obj: Option<&RawObject>) -> bool {
+    pub fn matches_parsed(&self, item: &str, obj: Option<&RawObject>) -> bool {
         self.clauses.iter().all(|c| c.matches_parsed(item, obj))
     }
 }
@@ -195,11 +194,11 @@ fn build(index: usize, field: &str, op: &str, value: Value) -> Result<Clause, Er
 }
 
 impl Clause {
-    pub fn matches(&self, item: &RawValue) -> bool {
+    pub fn matches<T: JsonText + ?Sized>(&self, item: &T) -> bool {
         test(self.op, lookup(item, &self.field).as_ref(), &self.value)
     }
 
-    fn matches_parsed(&self, item: &RawValue, obj: Option<&RawObject>) -> bool {
+    fn matches_parsed(&self, item: &str, obj: Option<&RawObject>) -> bool {
         let found = match (obj, self.field.split_first()) {
             (Some(obj), Some((head, rest))) => obj.get(head).and_then(|v| lookup(v, rest)),
             _ => lookup(item, &self.field),
@@ -221,7 +220,7 @@ pub fn test(op: Op, found: Option<&Value>, value: &Value) -> bool {
 }
 
 /// The value at a dot-path; through arrays, the values of every element.
-fn lookup(raw: &RawValue, path: &[String]) -> Option<Value> {
+fn lookup<T: JsonText + ?Sized>(raw: &T, path: &[String]) -> Option<Value> {
     let Some((head, rest)) = path.split_first() else {
         return Some(json::leaf(raw));
     };
@@ -288,7 +287,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn item(text: &str) -> Box<RawValue> {
+    fn item(text: &str) -> Box<serde_json::value::RawValue> {
         serde_json::from_str(text).unwrap()
     }
     fn f(clauses: Value) -> Filter {

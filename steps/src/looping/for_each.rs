@@ -3,10 +3,10 @@
 //! declared type; each row is tagged with its value unless the row already
 //! has that field.
 
-use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::json::{self, RawItem};
+use crate::items::Items;
+use crate::json;
 use crate::{Error, Tool};
 
 /// A validated fan-out: the key and its unique values, coerced where they
@@ -92,32 +92,41 @@ pub fn coerce(value: &Value, schema: &Value) -> Result<Value, String> {
     }
 }
 
-/// Adds `key: value` to an object item unless it already has `key`.
-pub fn tag(item: &RawValue, key: &str, value: &Value) -> RawItem {
+/// Appends `item` to `items` with `key: value` added, unless the item is
+/// not an object or already has `key` (then it is appended as it is).
+pub fn tag_into(items: &mut Items, item: &str, key: &str, value: &Value) {
     let Some(obj) = json::object(item) else {
-        return item.to_owned();
+        return items.push_text(item);
     };
     if obj.contains_key(key) {
-        return item.to_owned();
+        return items.push_text(item);
     }
-    let text = item.get().trim();
+    let text = item.trim();
     let rest = text[1..].trim_start();
-    let mut out = String::with_capacity(text.len() + key.len() + 16);
-    out.push('{');
-    json::write_str(&mut out, key);
-    out.push(':');
-    out.push_str(&value.to_string());
-    if !rest.starts_with('}') {
-        out.push(',');
-    }
-    out.push_str(rest);
-    json::to_raw(out)
+    items.push_with(|out| {
+        out.reserve(text.len() + key.len() + 16);
+        out.push('{');
+        json::write_str(out, key);
+        out.push(':');
+        out.push_str(&value.to_string());
+        if !rest.starts_with('}') {
+            out.push(',');
+        }
+        out.push_str(rest);
+    });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn tag(item: &str, key: &str, value: &Value) -> String {
+        let mut items = Items::new();
+        items.push_text("0");
+        tag_into(&mut items, item, key, value);
+        items.get(1).unwrap().to_string()
+    }
 
     #[test]
     fn coercion() {
@@ -141,19 +150,15 @@ mod tests {
 
     #[test]
     fn tagging_never_overwrites() {
-        let item: Box<RawValue> = serde_json::from_str(r#"{"id":1}"#).unwrap();
         assert_eq!(
-            tag(&item, "property_id", &json!(7)).get(),
+            tag(r#"{"id":1}"#, "property_id", &json!(7)),
             r#"{"property_id":7,"id":1}"#
         );
-        let own: Box<RawValue> = serde_json::from_str(r#"{"property_id":9}"#).unwrap();
         assert_eq!(
-            tag(&own, "property_id", &json!(7)).get(),
+            tag(r#"{"property_id":9}"#, "property_id", &json!(7)),
             r#"{"property_id":9}"#
         );
-        let empty: Box<RawValue> = serde_json::from_str(r#"{ }"#).unwrap();
-        assert_eq!(tag(&empty, "k", &json!("v")).get(), r#"{"k":"v"}"#);
-        let scalar: Box<RawValue> = serde_json::from_str("3").unwrap();
-        assert_eq!(tag(&scalar, "k", &json!("v")).get(), "3");
+        assert_eq!(tag(r#"{ }"#, "k", &json!("v")), r#"{"k":"v"}"#);
+        assert_eq!(tag("3", "k", &json!("v")), "3");
     }
 }

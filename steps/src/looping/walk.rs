@@ -1,11 +1,13 @@
 //! The walk (SPEC §3.3): one collection fetched page after page, never in
 //! parallel, until a short page the guards accept as the end, or a bound.
-//! Items are kept raw; each page's bytes are dropped once split. A walker
+//! Items are kept raw and never copied: a page that contributes items is
+//! kept whole and its items are ranges into it (`crate::items`). A walker
 //! borrows what a call shares (budget, pacing, progress) and owns what it
 //! gathers, so the walks of a concurrent fan-out each gather on their own.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
+use std::ops::Range;
 use std::sync::Mutex;
 
 use serde_json::value::RawValue;
@@ -20,6 +22,7 @@ use super::page_plan::{get_path, PagePlan};
 use super::verdict::StopReason;
 use crate::error::excerpt;
 use crate::http::{send_with_retry, FetchError, Pacing, RawResponse, Upstream};
+use crate::items::{ranges_of, Items};
 use crate::json::{RawItem, RawObject};
 use crate::progress::{ProgressEvent, Throttled};
 use crate::{Tool, UpstreamError};
@@ -32,7 +35,7 @@ pub struct Gathered {
     /// The collection's path; `None` after `located` means no collection.
     pub path: Option<ItemsPath>,
     pub envelope: Option<Envelope>,
-    pub items: Vec<RawItem>,
+    pub items: Items,
     /// A response without a collection (outside a fan-out).
     pub single: Option<RawItem>,
 }
@@ -141,10 +144,12 @@ impl<'a, U: Upstream> Walker<'a, U> {
                 })) if met_total => return Ok(out.done()),
                 Err(FetchError::Upstream(e)) => return self.failed(out, e),
             };
-            let text = match parse_body(&response) {
+            let status = response.status;
+            let body = match into_text(response) {
                 Ok(t) => t,
                 Err(e) => return self.failed(out, e),
             };
+            let text = body.as_str();
             let page = if self.gathered.located && self.gathered.envelope.is_some() {
                 // Every later page is split in one pass along the path page one found.
                 let path = self.gathered.path.clone().unwrap_or_default();
@@ -157,7 +162,9 @@ impl<'a, U: Upstream> Walker<'a, U> {
                         };
                         return self.failed(out, e);
                     }
-                    Err(e) => return self.failed(out, malformed(&response, &e.to_string())),
+                    Err(e) => {
+                        return self.failed(out, malformed_text(status, text, &e.to_string()))
+                    }
                 }
             } else {
                 match self.first_page(text, out.pages + 1) {
@@ -167,7 +174,8 @@ impl<'a, U: Upstream> Walker<'a, U> {
                         match serde_json::from_str::<&RawValue>(text) {
                             Ok(root) => self.keep_single(root, value),
                             Err(e) => {
-                                return self.failed(out, malformed(&response, &e.to_string()))
+                                return self
+                                    .failed(out, malformed_text(status, text, &e.to_string()))
                             }
                         }
                         out.pages += 1;
@@ -175,7 +183,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
                         return Ok(out.done());
                     }
                     Err(FirstPageError::Malformed(e)) => {
-                        return self.failed(out, malformed(&response, &e))
+                        return self.failed(out, malformed_text(status, text, &e))
                     }
                     Err(FirstPageError::Missing(e)) => return self.failed(out, e),
                 }
@@ -184,10 +192,13 @@ impl<'a, U: Upstream> Walker<'a, U> {
             total = page.total.or(total);
             let more = page.next_hint;
             let n = page.items.len();
+            // Where each item lies in the body, so the body can be kept.
+            let ranges = ranges_of(text, &page.items);
 
             let Some(plan) = plan.as_mut() else {
                 // One page only: is it everything?
-                let truncated = self.keep(&page.items, value, &mut out);
+                drop(page);
+                let truncated = self.keep(body, ranges, value, &mut out);
                 self.report(out.pages, value);
                 if truncated {
                     return Ok(out.stop(StopReason::Items, None));
@@ -209,6 +220,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
                 });
             }
             let fingerprint = fingerprint(&page.items);
+            drop(page);
             if previous.as_ref() == Some(&fingerprint) {
                 let detail = format!(
                     "page {} repeated page {}; its {n} rows were dropped",
@@ -218,7 +230,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
                 self.report(out.pages, value);
                 return Ok(out.stop(StopReason::RepeatedPage, Some(detail)));
             }
-            let truncated = self.keep(&page.items, value, &mut out);
+            let truncated = self.keep(body, ranges, value, &mut out);
             self.report(out.pages, value);
             if truncated {
                 return Ok(out.stop(StopReason::Items, None));
@@ -370,26 +382,35 @@ impl<'a, U: Upstream> Walker<'a, U> {
         Ok(out.stop(reason, Some(e.to_string())))
     }
 
-    /// Keeps items (tagged in a fan-out) within the items bound. Returns
-    /// whether some had to be left out.
-    fn keep(&mut self, items: &[&RawValue], value: Option<&Value>, out: &mut Outcome) -> bool {
-        let take = self.budget.take_items(items.len());
-        self.gathered.items.reserve(take);
-        for item in &items[..take] {
-            let kept = match (self.tag_key, value) {
-                (Some(key), Some(v)) => for_each::tag(item, key, v),
-                _ => (*item).to_owned(),
-            };
-            self.gathered.items.push(kept);
+    /// Keeps a page's items (at `ranges` of `body`) within the items bound:
+    /// the body itself with ranges into it, or, in a fan-out that tags rows,
+    /// the tagged copies. Returns whether some had to be left out.
+    fn keep(
+        &mut self,
+        body: String,
+        ranges: Vec<Range<usize>>,
+        value: Option<&Value>,
+        out: &mut Outcome,
+    ) -> bool {
+        let take = self.budget.take_items(ranges.len());
+        let kept = &ranges[..take];
+        let items = &mut self.gathered.items;
+        match (self.tag_key, value) {
+            (Some(key), Some(v)) => {
+                for range in kept {
+                    for_each::tag_into(items, &body[range.clone()], key, v);
+                }
+            }
+            _ => items.keep_ranges(body, kept),
         }
         out.items += take;
-        take < items.len()
+        take < ranges.len()
     }
 
     fn keep_single(&mut self, root: &RawValue, value: Option<&Value>) {
         match (self.tag_key, value) {
             (Some(key), Some(v)) => {
-                self.gathered.items.push(for_each::tag(root, key, v));
+                for_each::tag_into(&mut self.gathered.items, root.get(), key, v);
                 self.budget.add_item();
             }
             _ => self.gathered.single = Some(root.to_owned()),
@@ -483,14 +504,24 @@ fn declared_rows(text: &str) -> Option<u64> {
     collection::declared_total(&top)
 }
 
-fn parse_body(response: &RawResponse) -> Result<&str, UpstreamError> {
-    std::str::from_utf8(&response.body).map_err(|e| malformed(response, &e.to_string()))
+/// The body as text, taken over without a copy when nothing else holds it.
+fn into_text(response: RawResponse) -> Result<String, UpstreamError> {
+    let status = response.status;
+    String::from_utf8(Vec::from(response.body)).map_err(|e| {
+        let message = e.utf8_error().to_string();
+        UpstreamError::Malformed {
+            status,
+            message,
+            excerpt: excerpt(e.as_bytes()),
+        }
+    })
 }
 
-fn malformed(response: &RawResponse, message: &str) -> UpstreamError {
+/// A body that is text but not the JSON expected.
+fn malformed_text(status: u16, text: &str, message: &str) -> UpstreamError {
     UpstreamError::Malformed {
-        status: response.status,
+        status,
         message: message.to_string(),
-        excerpt: excerpt(&response.body),
+        excerpt: excerpt(text.as_bytes()),
     }
 }
