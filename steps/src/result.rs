@@ -213,7 +213,7 @@ impl LoopResult {
             let sample = u
                 .sample_item
                 .as_ref()
-                .map(|s| json::leaf(s))
+                .map(json::leaf)
                 .unwrap_or(Value::Null);
             extra.push((
                 "_unmatchedFields",

@@ -68,11 +68,15 @@ pub fn shape(
 fn chunks(items: &Items) -> Vec<Range<usize>> {
     let n = items.len();
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get().min(MAX_THREADS));
-    if threads < 2 || n < 2 * threads || items.item_bytes() < PARALLEL_BYTES {
-        return vec![0..n];
-    }
-    let size = n.div_ceil(threads);
-    (0..n).step_by(size).map(|s| s..(s + size).min(n)).collect()
+    let size = if threads < 2 || n < 2 * threads || items.item_bytes() < PARALLEL_BYTES {
+        n
+    } else {
+        n.div_ceil(threads)
+    };
+    (0..n)
+        .step_by(size.max(1))
+        .map(|s| s..(s + size).min(n))
+        .collect()
 }
 
 fn shape_range(
@@ -96,4 +100,67 @@ fn shape_range(
         }
     }
     (rows, matched)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A set large enough to be shaped on several threads, where only the
+    /// very last item has `rare`.
+    fn large_set() -> Items {
+        let n = 20_000;
+        let mut items = Items::new();
+        for i in 0..n {
+            let rare = if i == n - 1 { r#","rare":1"# } else { "" };
+            items.push_text(&format!(
+                r#"{{"id":{i},"total":{},"customer":{{"name":"c{i}"}}{rare}}}"#,
+                i % 300
+            ));
+        }
+        assert!(items.item_bytes() >= PARALLEL_BYTES);
+        items
+    }
+
+    #[test]
+    fn parallel_chunks_give_the_rows_of_one_pass_in_order() {
+        let items = large_set();
+        if std::thread::available_parallelism().map_or(1, |t| t.get()) > 1 {
+            assert!(chunks(&items).len() > 1, "the set is shaped in chunks");
+        }
+        let filter = Filter::from_json(&json!([{"field":"total","op":"gt","value":100}])).unwrap();
+        let paths = [
+            "id".to_string(),
+            "customer.name".to_string(),
+            "rare".to_string(),
+        ];
+        let projection = Projection::new(&paths).unwrap();
+        let (rows, unmatched) = shape(&items, &filter, Some(&projection));
+        let (one_pass, _) = shape_range(&items, 0..items.len(), &filter, Some(&projection));
+        let rows = rows.unwrap();
+        assert_eq!(rows, one_pass);
+        assert_eq!(rows.len(), (0..20_000).filter(|i| i % 300 > 100).count());
+        assert_eq!(
+            rows.get(0),
+            Some(r#"{"id":101,"customer":{"name":"c101"},"rare":null}"#)
+        );
+        // `rare` matched only in the last chunk: it is still matched.
+        assert!(unmatched.is_none(), "{unmatched:?}");
+    }
+
+    #[test]
+    fn small_sets_stay_on_the_calling_thread() {
+        let items: Items = [r#"{"id":1}"#, r#"{"id":2}"#].into_iter().collect();
+        assert_eq!(chunks(&items), vec![0..2]);
+        assert!(chunks(&Items::new()).is_empty());
+        let filter = Filter::from_json(&json!([{"field":"id","op":"eq","value":2}])).unwrap();
+        let (rows, _) = shape(&items, &filter, None);
+        assert_eq!(
+            rows.unwrap().iter().collect::<Vec<_>>(),
+            vec![r#"{"id":2}"#]
+        );
+        let (rows, _) = shape(&Items::new(), &filter, None);
+        assert!(rows.unwrap().is_empty());
+    }
 }
