@@ -1,7 +1,8 @@
 //! The filter and field-path parsers, then both applied to an item.
 //! Input lines: 1) a CLI filter clause `field op value`; 2) comma-separated
 //! dot-paths for `_fields`; 3) a JSON filter (`[{field, op, value}]`);
-//! the rest) one item as JSON.
+//! the rest) one item as JSON. The item's top level read by the trusted
+//! scanner (`json_scan`, used in shaping) must agree with a validating parse.
 #![no_main]
 #![forbid(unsafe_code)]
 
@@ -38,6 +39,23 @@ fuzz_target!(|data: &[u8]| {
     let Ok(item) = serde_json::from_str::<&RawValue>(item_text) else {
         return;
     };
+    let by_serde = dragnet_steps::json::object(item);
+    let by_scan = dragnet_steps::json_scan::object(item.get());
+    match (by_serde, by_scan) {
+        (None, None) => {}
+        (Some(a), Some(b)) => {
+            assert_eq!(a.fields.len(), b.fields.len());
+            for ((ka, va), (kb, vb)) in a.fields.iter().zip(&b.fields) {
+                assert_eq!(ka, kb);
+                assert_eq!(va.get(), *vb);
+            }
+        }
+        (a, b) => panic!("the scanner and the parser disagree: {a:?} vs {b:?}"),
+    }
+    if let Ok(list) = serde_json::from_str::<Vec<&RawValue>>(item.get()) {
+        let scanned = dragnet_steps::json_scan::array(item.get()).expect("a valid array scans");
+        assert!(list.iter().map(|v| v.get()).eq(scanned.iter().copied()));
+    }
     let _ = filter.matches(item);
     if let Some(p) = projection {
         let (rows, _unmatched) = p.apply([item.get()]);

@@ -16,6 +16,7 @@ pub mod http;
 pub mod items;
 pub mod json;
 pub mod json_rows;
+pub mod json_scan;
 pub mod looping;
 pub mod openapi;
 pub mod progress;

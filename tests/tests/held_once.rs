@@ -9,7 +9,11 @@ use serde_json::json;
 async fn a_walk_holds_its_items_bytes_once() {
     let h = Harness::start().await;
     let r = h
-        .call("listOrders", json!({"status": "open", "_all_pages": true}), "")
+        .call(
+            "listOrders",
+            json!({"status": "open", "_all_pages": true}),
+            "",
+        )
         .await
         .unwrap();
     assert!(r.verdict.complete, "{}", r.verdict.note);

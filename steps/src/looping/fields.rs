@@ -3,8 +3,9 @@
 //! raw items, touching only the parts the paths name; keys are quoted once
 //! when the projection is built.
 
-use crate::json::{self, JsonText, Kind, RawItem, RawObject};
+use crate::json::{self, Kind, RawItem};
 use crate::json_rows::Rows;
+use crate::json_scan::{self, Fields};
 
 /// A validated list of dot-paths, as a tree (`customer.name` and
 /// `customer.email` share the `customer` node).
@@ -102,7 +103,7 @@ impl Projection {
     pub fn project_into(
         &self,
         item: &str,
-        obj: Option<&RawObject>,
+        obj: Option<&Fields>,
         rows: &mut Rows,
         matched: &mut Matched,
     ) {
@@ -135,7 +136,7 @@ impl Projection {
             if sample.is_none() {
                 sample = Some(json::to_raw(item.to_string()));
             }
-            if let Some(obj) = json::object(item) {
+            if let Some(obj) = json_scan::object(item) {
                 for k in obj.keys() {
                     if !keys.iter().any(|have| have == k) {
                         keys.push(k.to_string());
@@ -158,7 +159,7 @@ impl Projection {
         let mut rows = Rows::default();
         let mut matched = self.matched();
         for item in items.clone() {
-            let obj = json::object(item);
+            let obj = json_scan::object(item);
             self.project_into(item, obj.as_ref(), &mut rows, &mut matched);
         }
         let report = self.unmatched(&matched, items.into_iter());
@@ -167,14 +168,14 @@ impl Projection {
 }
 
 /// Writes the projection of `value` through `node`.
-fn project<T: JsonText + ?Sized>(value: &T, node: &Node, out: &mut String, matched: &mut [bool]) {
+fn project(value: &str, node: &Node, out: &mut String, matched: &mut [bool]) {
     match json::kind(value) {
-        Kind::Object => match json::object(value) {
+        Kind::Object => match json_scan::object(value) {
             Some(obj) => project_object(&obj, node, out, matched),
             None => out.push_str("null"),
         },
         Kind::Array => {
-            let elements = json::array(value).unwrap_or_default();
+            let elements = json_scan::array(value).unwrap_or_default();
             out.push('[');
             for (i, element) in elements.iter().enumerate() {
                 if i > 0 {
@@ -189,7 +190,7 @@ fn project<T: JsonText + ?Sized>(value: &T, node: &Node, out: &mut String, match
     }
 }
 
-fn project_object(obj: &RawObject, node: &Node, out: &mut String, matched: &mut [bool]) {
+fn project_object(obj: &Fields, node: &Node, out: &mut String, matched: &mut [bool]) {
     out.push('{');
     for (i, child) in node.children.iter().enumerate() {
         if i > 0 {
@@ -200,7 +201,7 @@ fn project_object(obj: &RawObject, node: &Node, out: &mut String, matched: &mut 
             Some(inner) => {
                 mark(&child.node, matched);
                 if child.node.children.is_empty() {
-                    out.push_str(inner.get());
+                    out.push_str(inner);
                 } else {
                     project(inner, &child.node, out, matched);
                 }

@@ -6,7 +6,8 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
-use crate::json::{self, JsonText, Kind, RawObject};
+use crate::json::{self, JsonText, Kind};
+use crate::json_scan::{self, Fields};
 use crate::Error;
 
 /// Filter operators. Closed: anything else is an error.
@@ -120,13 +121,13 @@ impl Filter {
 
     /// Whether `item` satisfies every clause.
     pub fn matches<T: JsonText + ?Sized>(&self, item: &T) -> bool {
-        let obj = json::object(item);
+        let obj = json_scan::object(item);
         self.matches_parsed(item.json(), obj.as_ref())
     }
 
     /// As `matches`, with the item's top level already parsed (when it is
     /// an object), so it is read once for every clause and the projection.
-    pub fn matches_parsed(&self, item: &str, obj: Option<&RawObject>) -> bool {
+    pub fn matches_parsed(&self, item: &str, obj: Option<&Fields>) -> bool {
         self.clauses.iter().all(|c| c.matches_parsed(item, obj))
     }
 }
@@ -198,7 +199,7 @@ impl Clause {
         test(self.op, lookup(item, &self.field).as_ref(), &self.value)
     }
 
-    fn matches_parsed(&self, item: &str, obj: Option<&RawObject>) -> bool {
+    fn matches_parsed(&self, item: &str, obj: Option<&Fields>) -> bool {
         let found = match (obj, self.field.split_first()) {
             (Some(obj), Some((head, rest))) => obj.get(head).and_then(|v| lookup(v, rest)),
             _ => lookup(item, &self.field),
@@ -225,9 +226,9 @@ fn lookup<T: JsonText + ?Sized>(raw: &T, path: &[String]) -> Option<Value> {
         return Some(json::leaf(raw));
     };
     match json::kind(raw) {
-        Kind::Object => lookup(json::object(raw)?.get(head)?, rest),
+        Kind::Object => lookup(json_scan::object(raw)?.get(head)?, rest),
         Kind::Array => {
-            let values: Vec<Value> = json::array(raw)?
+            let values: Vec<Value> = json_scan::array(raw)?
                 .into_iter()
                 .filter_map(|e| lookup(e, path))
                 .collect();

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::items::Items;
 use crate::json;
+use crate::json_scan;
 use crate::{Error, Tool};
 
 /// A validated fan-out: the key and its unique values, coerced where they
@@ -95,7 +96,8 @@ pub fn coerce(value: &Value, schema: &Value) -> Result<Value, String> {
 /// Appends `item` to `items` with `key: value` added, unless the item is
 /// not an object or already has `key` (then it is appended as it is).
 pub fn tag_into(items: &mut Items, item: &str, key: &str, value: &Value) {
-    let Some(obj) = json::object(item) else {
+    // The item is valid JSON (split from a checked page): no second check.
+    let Some(obj) = json_scan::object(item) else {
         return items.push_text(item);
     };
     if obj.contains_key(key) {

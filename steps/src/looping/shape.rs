@@ -10,8 +10,8 @@ use std::ops::Range;
 use super::fields::{Matched, Projection, UnmatchedFields};
 use super::filter::Filter;
 use crate::items::Items;
-use crate::json;
 use crate::json_rows::Rows;
+use crate::json_scan;
 
 /// Below this many item bytes a set is shaped on the calling thread: a
 /// thread costs more than it saves on a small page.
@@ -88,7 +88,7 @@ fn shape_range(
     let mut rows = Rows::default();
     let mut matched = fields.map(Projection::matched);
     for item in items.range(range) {
-        let obj = json::object(item);
+        let obj = json_scan::object(item);
         if !filter.is_empty() && !filter.matches_parsed(item, obj.as_ref()) {
             continue;
         }
