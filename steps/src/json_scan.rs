@@ -48,7 +48,8 @@ pub fn object<T: JsonText + ?Sized>(raw: &T) -> Option<Fields<'_>> {
     if b.get(i) != Some(&b'{') {
         return None;
     }
-    let mut fields = Vec::new();
+    // Most items have a few to a dozen fields: one allocation for them.
+    let mut fields = Vec::with_capacity(16);
     i = skip_ws(b, i + 1);
     if b.get(i) == Some(&b'}') {
         return Some(Fields { fields });
@@ -57,8 +58,8 @@ pub fn object<T: JsonText + ?Sized>(raw: &T) -> Option<Fields<'_>> {
         if b.get(i) != Some(&b'"') {
             return None;
         }
-        let end = string_end(b, i)?;
-        let key = key_text(text.get(i..=end)?)?;
+        let (end, escaped) = string_end(b, i)?;
+        let key = key_text(text.get(i..=end)?, escaped)?;
         i = skip_ws(b, end + 1);
         if b.get(i) != Some(&b':') {
             return None;
@@ -106,9 +107,9 @@ pub fn kind(text: &str) -> Kind {
 }
 
 /// A key's text without its quotes, unescaped only when it has escapes.
-fn key_text(quoted: &str) -> Option<Key<'_>> {
-    let inner = quoted.get(1..quoted.len().checked_sub(1)?)?;
-    if !inner.contains('\\') {
+fn key_text(quoted: &str, escaped: bool) -> Option<Key<'_>> {
+    if !escaped {
+        let inner = quoted.get(1..quoted.len().checked_sub(1)?)?;
         return Some(Key(Cow::Borrowed(inner)));
     }
     serde_json::from_str::<String>(quoted)
@@ -123,15 +124,34 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The index of the closing quote of the string opening at `start`.
-fn string_end(b: &[u8], start: usize) -> Option<usize> {
+/// The index of the closing quote of the string opening at `start`, and
+/// whether the string has escapes.
+fn string_end(b: &[u8], start: usize) -> Option<(usize, bool)> {
+    /// Strings shorter than this are scanned byte by byte: for keys and
+    /// short values that is faster than setting up a vector search.
+    const SHORT: usize = 24;
     let mut i = start + 1;
+    let mut escaped = false;
     loop {
+        let short_end = (i + SHORT).min(b.len());
+        while i < short_end {
+            match b[i] {
+                b'"' => return Some((i, escaped)),
+                // An escape: the next byte is part of it, whatever it is.
+                b'\\' => {
+                    escaped = true;
+                    i += 2;
+                }
+                _ => i += 1,
+            }
+        }
         let at = i + memchr2(b'"', b'\\', b.get(i..)?)?;
         match b[at] {
-            b'"' => return Some(at),
-            // An escape: the next byte is part of it, whatever it is.
-            _ => i = at + 2,
+            b'"' => return Some((at, escaped)),
+            _ => {
+                escaped = true;
+                i = at + 2;
+            }
         }
     }
 }
@@ -139,7 +159,7 @@ fn string_end(b: &[u8], start: usize) -> Option<usize> {
 /// The index just past the value starting at `start`.
 fn value_end(b: &[u8], start: usize) -> Option<usize> {
     match *b.get(start)? {
-        b'"' => string_end(b, start).map(|e| e + 1),
+        b'"' => string_end(b, start).map(|(e, _)| e + 1),
         open @ (b'{' | b'[') => {
             // In valid JSON brackets nest properly, so only this kind of
             // bracket needs counting (strings are skipped whole).
@@ -149,7 +169,7 @@ fn value_end(b: &[u8], start: usize) -> Option<usize> {
             loop {
                 let at = i + memchr3(b'"', open, close, b.get(i..)?)?;
                 match b[at] {
-                    b'"' => i = string_end(b, at)? + 1,
+                    b'"' => i = string_end(b, at)?.0 + 1,
                     c if c == open => {
                         depth += 1;
                         i = at + 1;

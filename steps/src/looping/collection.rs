@@ -35,7 +35,7 @@ pub const METADATA_KEYS: [&str; 8] = [
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-pub use super::split::{split_keeping_fields, split_text};
+pub use super::split::{split_keeping_fields, split_keeping_fields_on, split_text, PARALLEL_BYTES};
 use super::top_scan;
 use crate::json::{self, Kind, RawItem, RawObject};
 

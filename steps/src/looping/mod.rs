@@ -13,6 +13,7 @@ pub mod options;
 pub mod page_plan;
 pub mod shape;
 mod split;
+mod split_threads;
 pub mod top_scan;
 pub mod verdict;
 pub mod walk;

@@ -9,6 +9,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::value::RawValue;
 
 use super::collection::{declared_total, next_hint, Page};
+use super::split_threads;
 use crate::json::{Key, RawObject};
 
 /// Splits page text along `path` in one pass: the collection's items are
@@ -23,14 +24,46 @@ pub fn split_text<'a>(
 }
 
 /// As `split_text`, also returning the other top-level fields and the
-/// position of the collection among them (for page one's envelope).
+/// position of the collection among them (for page one's envelope). A page
+/// of a megabyte or more has its items read on several threads
+/// (`split_threads`), with the same result.
 pub fn split_keeping_fields<'a>(
     text: &'a str,
     path: &[String],
-) -> Result<Option<(Page<'a>, RawObject<'a>, usize)>, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let (items, fields, position) = Along { path }.deserialize(&mut de)?;
-    de.end()?;
+) -> Result<Option<SplitPage<'a>>, serde_json::Error> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
+    split_keeping_fields_on(text, path, threads, PARALLEL_BYTES)
+}
+
+/// Below this many bytes a page is split in one pass on the calling thread.
+pub const PARALLEL_BYTES: usize = 1 << 20;
+/// At most this many threads split one page.
+const MAX_THREADS: usize = 4;
+
+/// A split page: the page, the other top-level fields, and where the
+/// collection sat among them.
+pub type SplitPage<'a> = (Page<'a>, RawObject<'a>, usize);
+
+/// `split_keeping_fields` with the threads and the size from which they are
+/// used given (tests and the fuzzer compare the two ways).
+pub fn split_keeping_fields_on<'a>(
+    text: &'a str,
+    path: &[String],
+    threads: usize,
+    parallel_from: usize,
+) -> Result<Option<SplitPage<'a>>, serde_json::Error> {
+    let fast = (threads > 1 && text.len() >= parallel_from)
+        .then(|| split_threads::split_large(text, path, threads))
+        .flatten();
+    let (items, fields, position) = match fast {
+        Some(found) => found,
+        None => {
+            let mut de = serde_json::Deserializer::from_str(text);
+            let found = Along { path }.deserialize(&mut de)?;
+            de.end()?;
+            found
+        }
+    };
     let Some(items) = items else {
         return Ok(None);
     };
@@ -44,12 +77,12 @@ pub fn split_keeping_fields<'a>(
 }
 
 /// Follows a path through a document in one pass (see `split_text`).
-struct Along<'p> {
-    path: &'p [String],
+pub(super) struct Along<'p> {
+    pub(super) path: &'p [String],
 }
 
 /// Items if found, the other fields, and where among them the collection was.
-type Found<'de> = (
+pub(super) type Found<'de> = (
     Option<Vec<&'de RawValue>>,
     Vec<(Key<'de>, &'de RawValue)>,
     usize,

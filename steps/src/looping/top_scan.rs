@@ -59,6 +59,44 @@ pub fn scan_until(text: &str, stop: impl Fn(&str, Kind) -> bool) -> Option<Vec<(
     }
 }
 
+/// Where the value of the first top-level `key` holding an array starts
+/// (its `[`), as a one-pass split along `[key]` would find it. `None` when
+/// there is none, or the scan gives up (an escaped key, a broken page).
+pub fn array_value_at(text: &str, key: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return None;
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let end = string_end(b, i)?;
+        let name = &text[i + 1..end];
+        if name.contains('\\') {
+            return None;
+        }
+        i = skip_ws(b, end + 1);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        if name == key && b.get(i) == Some(&b'[') {
+            return Some(i);
+        }
+        i = skip_ws(b, value_end(b, i)?);
+        match b.get(i)? {
+            b',' => i = skip_ws(b, i + 1),
+            _ => return None,
+        }
+    }
+}
+
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
         i += 1;
@@ -136,6 +174,15 @@ mod tests {
         let until = scan_until(text, |k, _| k == "data").unwrap();
         assert_eq!(until.last(), Some(&("data", Kind::Array)));
         assert_eq!(until.len(), 2);
+    }
+
+    #[test]
+    fn where_an_array_value_starts() {
+        let text = r#"{"data": 5, "meta": {"data": []}, "data" : [1]}"#;
+        assert_eq!(array_value_at(text, "data"), text.find("[1]"));
+        assert_eq!(array_value_at(text, "rows"), None);
+        assert_eq!(array_value_at(r#"{"a\"b": 1, "data": []}"#, "data"), None);
+        assert_eq!(array_value_at("[1]", "data"), None);
     }
 
     #[test]
