@@ -12,10 +12,6 @@
 //! an array of objects, a broken item, a broken envelope — this returns
 //! `None` and the caller splits the usual way, which also words the error,
 //! so errors are the same as on a small page.
-//!
-//! One difference from the one-pass split: serde_json's nesting limit (128)
-//! counts from each item here, not from the page, so an item nested 127 or
-//! 128 deep is accepted on a large page where a small one is refused.
 
 use std::borrow::Cow;
 
@@ -381,6 +377,20 @@ mod tests {
         assert_eq!(end, text.len());
         assert_eq!(got.len(), 400);
         assert!(got.iter().zip(&items).all(|(g, w)| g.get() == w));
+    }
+
+    #[test]
+    fn deep_items_are_read_alike_both_ways() {
+        // A raw item is skipped, not built: serde_json puts no nesting limit
+        // on that, on either way.
+        let deep = format!("{}1{}", "[".repeat(2000), "]".repeat(2000));
+        let text = format!(r#"{{"data":[{{"a":1}},{{"a":{deep}}}]}}"#);
+        let data = vec!["data".to_string()];
+        both(&text, &data);
+        let many = split_keeping_fields_on(&text, &data, 2, 0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(many.0.items.len(), 2);
     }
 
     #[test]
