@@ -12,6 +12,7 @@ mod bounded_tests;
 
 pub use bounded::{Exceeded, Limits, MAX_NODES_VISITED, MAX_VALUES_PRODUCED};
 
+use dragnet_steps::Document;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -174,7 +175,7 @@ pub struct Scope {
     pub inputs: Arc<Value>,
     pub trigger: Arc<Value>,
     /// Each finished step's output as raw JSON.
-    pub steps: HashMap<StepId, Arc<RawValue>>,
+    pub steps: HashMap<StepId, Document>,
 }
 
 impl Scope {
@@ -243,15 +244,23 @@ fn query_with(root: &Value, r: &RefExpr, limits: Limits) -> Result<Value, RefErr
 }
 
 /// Follows plain segments over raw JSON, parsing one level at a time.
-fn walk_raw(raw: &RawValue, segments: &[Segment]) -> Option<Value> {
-    let mut current: &RawValue = raw;
-    for s in segments {
-        current = match s {
-            Segment::Key(k) => json::object(current)?.get(k)?,
-            Segment::Index(n) => *json::array(current)?.get(*n)?,
-        };
+fn walk_raw(doc: &Document, segments: &[Segment]) -> Option<Value> {
+    let Some((first, rest)) = segments.split_first() else {
+        return serde_json::from_str(doc.get()).ok();
+    };
+    let mut current: &RawValue = step(doc, first)?;
+    for s in rest {
+        current = step(current, s)?;
     }
     serde_json::from_str(current.get()).ok()
+}
+
+/// One plain segment down from `raw`.
+fn step<'a, T: json::JsonText + ?Sized>(raw: &'a T, segment: &Segment) -> Option<&'a RawValue> {
+    match segment {
+        Segment::Key(k) => json::object(raw)?.get(k),
+        Segment::Index(n) => json::array(raw)?.get(*n).copied(),
+    }
 }
 
 #[cfg(test)]
@@ -268,7 +277,7 @@ mod tests {
             r#"{"data":[{"id":1,"v":"a"},{"id":2,"v":"b"}],"_loop":{"complete":true}}"#,
         )
         .unwrap();
-        s.steps.insert(StepId("fetch".into()), Arc::from(out));
+        s.steps.insert(StepId("fetch".into()), Document::from(out));
         s
     }
 

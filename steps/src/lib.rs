@@ -10,6 +10,7 @@ pub mod args;
 pub mod cache;
 pub mod call;
 pub mod clock;
+pub mod document;
 pub mod error;
 mod error_kind;
 pub mod http;
@@ -25,6 +26,7 @@ pub mod tool;
 mod verdict_note;
 
 pub use call::{execute, Runtime, ToolCall};
+pub use document::Document;
 pub use error::{Error, UpstreamError};
 pub use looping::budget::{Limits, RetryPolicy};
 pub use looping::options::LoopOptions;

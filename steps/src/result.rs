@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::fmt::{self, Write};
 
 use crate::cache::CacheLabel;
+use crate::document::Document;
 use crate::items::Items;
 use crate::json::{self, RawItem};
 use crate::json_rows::Rows;
@@ -163,6 +164,12 @@ impl LoopResult {
             }
         };
         Cow::Owned(format!("{note}{advice}"))
+    }
+
+    /// The workflow rendering as a `Document` (a step's output): written
+    /// from checked parts, so not parsed again.
+    pub fn workflow_document(&self) -> Document {
+        Document::written(self.render_workflow())
     }
 
     pub fn render_workflow(&self) -> String {

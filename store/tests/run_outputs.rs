@@ -15,7 +15,6 @@ use common::{t0, TestClock};
 use dragnet_engine::run::{RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict};
 use dragnet_store::{on_both_backends, spawn_store_sweeper, Db, RunOwner};
 use serde_json::json;
-use serde_json::value::RawValue;
 use sqlx::Row;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -64,7 +63,7 @@ fn step(id: &str, output: &str, at: DateTime<Utc>) -> anyhow::Result<StepRecord>
         stopped_by: None,
         note: "complete".into(),
     });
-    step.output = Some(Arc::from(RawValue::from_string(output.to_string())?));
+    step.output = Some(dragnet_steps::Document::parse(output.to_string())?);
     Ok(step)
 }
 

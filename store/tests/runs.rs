@@ -73,8 +73,7 @@ fn finished_fetch(at: DateTime<Utc>) -> StepRecord {
         note: "stopped after 20 pages".into(),
     });
     let output = r#"{"data":[{"id":1},{"id":2}],"_loop":{"complete":false,"requests":20}}"#;
-    let raw = serde_json::value::RawValue::from_string(output.into()).expect("valid JSON");
-    step.output = Some(Arc::from(raw));
+    step.output = Some(dragnet_steps::Document::parse(output.into()).expect("valid JSON"));
     step
 }
 

@@ -2,11 +2,8 @@
 //! set of paths and documents, and refs past a limit failing with the ref
 //! and the limit named.
 
-use std::sync::Arc;
-
 use jsonpath_rust::parser::parse_json_path;
 use jsonpath_rust::JsonPath;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::bounded::{query, Exceeded, Limits};
@@ -214,9 +211,11 @@ fn nested(depth: usize) -> Value {
 }
 
 fn scope_with(step: &str, output: &Value) -> Scope {
-    let raw: Box<RawValue> = serde_json::value::to_raw_value(output).unwrap();
     let mut s = Scope::default();
-    s.steps.insert(StepId(step.into()), Arc::from(raw));
+    s.steps.insert(
+        StepId(step.into()),
+        dragnet_steps::Document::from_value(output),
+    );
     s
 }
 

@@ -2,12 +2,12 @@
 //! (bounded by a semaphore), decide skips and dependency failures with a
 //! reason, record each step as it finishes, and drain cleanly on cancel.
 
+use dragnet_steps::Document;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use chrono::Utc;
 use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
-use serde_json::value::RawValue;
 use tokio::sync::Semaphore;
 use tokio::task::{self, JoinSet};
 use tokio::time::Instant;
@@ -86,7 +86,7 @@ pub async fn run(
     let inputs = Arc::new(record.inputs.clone());
     let trigger = Arc::new(options.trigger.clone());
     // Each finished step's output, by step index.
-    let mut outputs: Vec<Option<Arc<RawValue>>> = vec![None; workflow.steps.len()];
+    let mut outputs: Vec<Option<Document>> = vec![None; workflow.steps.len()];
     let mut decisions: HashMap<usize, Decision> = HashMap::new();
     let mut tasks: JoinSet<Finished> = JoinSet::new();
     // Which step each task runs, so a task that ends abnormally is named.

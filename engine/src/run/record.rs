@@ -3,13 +3,12 @@
 //! `--json` and stores, and read back (from a store, a `--output` file)
 //! into the same types. Statuses are closed enums, `interrupted` included.
 
+use dragnet_steps::Document;
 use std::fmt;
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use dragnet_steps::StopReason;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// How a step ended (or that it has not yet).
@@ -132,7 +131,7 @@ pub struct StepRecord {
     /// The step's output (tool payload with `_loop`, or the branch decision),
     /// kept as the raw JSON it was written as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output: Option<Arc<RawValue>>,
+    pub output: Option<Document>,
 }
 
 impl StepRecord {
@@ -237,9 +236,7 @@ mod tests {
             stopped_by,
             note: "stopped after 20 pages".into(),
         });
-        step.output = RawValue::from_string(r#"{"data":[1,2],"_loop":{}}"#.into())
-            .ok()
-            .map(Arc::from);
+        step.output = Document::parse(r#"{"data":[1,2],"_loop":{}}"#.into()).ok();
         step
     }
 

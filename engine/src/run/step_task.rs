@@ -3,6 +3,7 @@
 //! its record back. A panic in the step fails that step, named; a task that
 //! ends abnormally anyway is named by the executor through its task id.
 
+use dragnet_steps::Document;
 use std::any::Any;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -11,7 +12,6 @@ use std::sync::Arc;
 use chrono::Utc;
 use dragnet_steps::http::HttpUpstream;
 use futures::FutureExt;
-use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::task;
@@ -189,9 +189,7 @@ async fn run_tool(
                     stopped_by: v.stopped_by,
                     note: result.note(dragnet_steps::Audience::Workflow).into_owned(),
                 });
-                record.output = RawValue::from_string(result.render_workflow())
-                    .ok()
-                    .map(Arc::from);
+                record.output = Some(result.workflow_document());
                 record.status = if tool_step::was_cancelled(&result) {
                     StepStatus::Cancelled
                 } else {
@@ -227,8 +225,8 @@ fn fail(record: &mut StepRecord, error: &StepError) {
     record.reason = Some(error.to_string());
 }
 
-fn raw(v: &Value) -> Option<Arc<RawValue>> {
-    RawValue::from_string(v.to_string()).ok().map(Arc::from)
+fn raw(v: &Value) -> Option<Document> {
+    Some(Document::from_value(v))
 }
 
 pub(super) fn kind_name(step: &Step) -> StepType {

@@ -6,13 +6,12 @@
 //! text of rows older than it). A listing reads the runs' rows and counts of
 //! their steps, never an output. `Db` is the engine's `RunLog`.
 
-use std::sync::Arc;
+use dragnet_steps::Document;
 
 use dragnet_engine::run::{
     LogFuture, RunLog, RunLogError, RunRecord, RunSummary, StepRecord, StepVerdict,
 };
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::codec::{self, Codec};
@@ -141,7 +140,7 @@ fn json<V: DeserializeOwned>(text: Option<String>, what: &'static str) -> Result
 }
 
 /// A packed step output (`len` bytes inflated) as the raw JSON it was.
-async fn unpack(packed: Vec<u8>, len: u64) -> Result<Arc<RawValue>> {
+async fn unpack(packed: Vec<u8>, len: u64) -> Result<Document> {
     let bad = || Error::BadValue {
         what: "step output",
     };
@@ -153,13 +152,11 @@ async fn unpack(packed: Vec<u8>, len: u64) -> Result<Arc<RawValue>> {
 }
 
 /// A step's output as the raw JSON it was written as.
-fn raw(text: Option<String>) -> Result<Option<Arc<RawValue>>> {
+fn raw(text: Option<String>) -> Result<Option<Document>> {
     text.map(|t| {
-        RawValue::from_string(t)
-            .map(Arc::from)
-            .map_err(|_| Error::BadValue {
-                what: "step output",
-            })
+        Document::parse(t).map_err(|_| Error::BadValue {
+            what: "step output",
+        })
     })
     .transpose()
 }
@@ -210,11 +207,10 @@ mod tests {
 /// The listing on both backends reads counts, never an output column.
 #[cfg(all(test, feature = "testing"))]
 mod listing {
-    use std::sync::Arc;
 
     use chrono::{DateTime, Utc};
     use dragnet_engine::run::{RunRecord, RunStatus, StepRecord, StepStatus, StepType};
-    use serde_json::value::RawValue;
+    use dragnet_steps::Document;
     use sqlx::{Column, Row};
 
     use super::LIST;
@@ -238,7 +234,7 @@ mod listing {
         let mut step = StepRecord::pending("fetch", StepType::Tool);
         step.status = StepStatus::Failed;
         let big = format!("[{}]", vec!["1234567890"; 100_000].join(","));
-        step.output = Some(Arc::from(RawValue::from_string(big)?));
+        step.output = Some(Document::parse(big)?);
         let run = RunRecord {
             run_id: "r".into(),
             workflow: "w".into(),

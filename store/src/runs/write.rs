@@ -82,7 +82,7 @@ async fn step_row(idx: usize, step: &StepRecord) -> Result<StepRow> {
             what: "step verdict",
             source,
         })?;
-    let (packed, output_bytes) = match step.output.as_deref() {
+    let (packed, output_bytes) = match step.output.as_ref() {
         Some(raw) => {
             let text = raw.get().as_bytes();
             let len = to_i64(text.len() as u64, "step output length")?;
