@@ -5,9 +5,12 @@
 //! empty, or a single response whole), then N little-endian `u32` offsets
 //! (where each item ends), then the items' texts back to back. Reading it
 //! back keeps the items' texts as one body with ranges at those offsets
-//! (`crate::items`), checks each is JSON without building anything (in
-//! parallel chunks on a large set) and parses only the small envelope, so a
-//! hit is shaped like a fresh walk without re-splitting or copying items.
+//! (`crate::items`) and parses only the small envelope, so a hit is shaped
+//! like a fresh walk without re-splitting or copying items. The head
+//! carries a CRC-32C of the items' texts (`check`): they were checked as
+//! JSON when the walk split them, so a matching checksum is what a read
+//! needs to trust them again. An entry without one (written before it was
+//! added) has each item checked as JSON instead, in parallel chunks.
 //!
 //! Entries of layout 2 (a head line, then the tool's payload as one JSON
 //! text, split again on every read) are still read: `decode` tells the two
@@ -46,7 +49,14 @@ struct Head {
     items: usize,
     /// The envelope's length in bytes.
     envelope: usize,
+    /// CRC-32C of the items' texts, back to back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    check: Option<u32>,
 }
+
+/// The checksum of the items' texts (CRC-32C, table-driven).
+static CHECK: crc::Crc<u32, crc::Table<16>> =
+    crc::Crc::<u32, crc::Table<16>>::new(&crc::CRC_32_ISCSI);
 
 /// Encodes a payload for the cache (layout 3).
 pub fn encode(payload: &Payload) -> Vec<u8> {
@@ -66,11 +76,16 @@ pub fn encode(payload: &Payload) -> Vec<u8> {
         Payload::Items(_) => (Kind::Items, Vec::new(), String::new()),
         Payload::Single(raw) => (Kind::Single, Vec::new(), raw.get().to_string()),
     };
+    let mut digest = CHECK.digest();
+    for item in items.iter() {
+        digest.update(item.as_bytes());
+    }
     let head = Head {
         kind,
         path,
         items: items.len(),
         envelope: envelope.len(),
+        check: Some(digest.finalize()),
     };
     let head = serde_json::to_string(&head).unwrap_or_default();
     let mut out = Vec::with_capacity(
@@ -134,13 +149,18 @@ fn decode_layout3(mut bytes: Vec<u8>) -> Option<Payload> {
     if ends.last().copied().unwrap_or(0) != body.len() {
         return None;
     }
+    let trusted = match head.check {
+        Some(check) if CHECK.checksum(body) == check => true,
+        Some(_) => return None,
+        None => false,
+    };
     // The items' texts become the one body the ranges point into: the
     // bytes before them are dropped in place, without a second buffer.
     let body_start = bytes.len() - body.len();
     bytes.drain(..body_start);
     let body = String::from_utf8(bytes).ok()?;
     let items = Items::from_ends(body, 0, ends.into_iter())?;
-    if !all_json(&items) {
+    if !trusted && !all_json(&items) {
         return None;
     }
     match head.kind {
@@ -364,6 +384,59 @@ mod tests {
         let back = decode(bytes.clone()).unwrap();
         assert!(matches!(back, Payload::Items(_)));
         assert_eq!(texts(&back), texts(&payload));
+    }
+
+    /// `bytes` as a layout-3 entry written before the checksum existed.
+    fn without_check(bytes: &[u8]) -> Vec<u8> {
+        let rest = &bytes[MAGIC.len()..];
+        let newline = rest.iter().position(|&b| b == b'\n').unwrap();
+        let mut head: serde_json::Value = serde_json::from_slice(&rest[..newline]).unwrap();
+        assert!(head.as_object_mut().unwrap().remove("check").is_some());
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(head.to_string().as_bytes());
+        out.extend_from_slice(&rest[newline..]);
+        out
+    }
+
+    #[test]
+    fn the_checksum_catches_a_change_that_is_still_json() {
+        let flat = raw(r#"{"data":[{"a":1},{"a":2}]}"#);
+        let bytes = encode(&collection_of(&flat, &["data"]));
+        let at = bytes.len() - 2; // the `2` of the last item
+        let mut changed = bytes.clone();
+        changed[at] = b'7';
+        assert!(
+            decode(changed.clone()).is_none(),
+            "a damaged entry is a miss"
+        );
+        // Without a checksum only broken JSON can be told apart.
+        let old = without_check(&changed);
+        assert_eq!(
+            texts(&decode(old).unwrap()),
+            vec![r#"{"a":1}"#, r#"{"a":7}"#]
+        );
+        let mut broken = without_check(&bytes);
+        let end = broken.len() - 1;
+        broken[end] = b',';
+        assert!(decode(broken).is_none());
+    }
+
+    #[test]
+    fn entries_without_a_checksum_are_checked_item_by_item() {
+        let texts_in: Vec<String> = (0..20_000)
+            .map(|i| format!(r#"{{"id":{i},"name":"row {i}"}}"#))
+            .collect();
+        let payload = Payload::Items(texts_in.iter().map(String::as_str).collect());
+        let old = without_check(&encode(&payload));
+        assert!(
+            old.len() > PARALLEL_BYTES,
+            "large enough to be checked on threads"
+        );
+        assert_eq!(texts(&decode(old.clone()).unwrap()), texts(&payload));
+        let mut broken = old;
+        let at = broken.len() - 5_000;
+        broken[at] = 0x01; // a control byte is JSON nowhere
+        assert!(decode(broken).is_none());
     }
 
     #[test]
