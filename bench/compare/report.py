@@ -15,6 +15,11 @@ results, walk_bytes, big_bytes, docs = sys.argv[1], int(sys.argv[2]), int(sys.ar
 INPUT = {"walk": walk_bytes, "shape": big_bytes}
 
 
+def floor_rss():
+    path = os.path.join(results, "floor--dragnet.rss")
+    return int(open(path).read().strip()) * 1024 if os.path.exists(path) else None
+
+
 def load():
     out = {}
     for path in sorted(glob.glob(os.path.join(results, "*.json"))):
@@ -80,6 +85,14 @@ print("ratio: walk and shape = median / dragnet's median (above 1: slower than d
       " fanout = sequential median / this median.")
 print("RSS/input: peak resident memory over the raw bytes the job reads"
       " (walk: %d bytes of pages, shape: %d bytes)." % (walk_bytes, big_bytes))
+floor = floor_rss()
+if floor:
+    print("dragnet's fixed RSS (the same call reading one ~100 KB page): %.1f MB" % (floor / 1e6))
+    for job in ("walk", "shape"):
+        e = data.get(job, {}).get("dragnet")
+        if e and e["rss"]:
+            above = e["rss"] - floor
+            print("  %s: %.1f MB above it = %.2fx the input" % (job, above / 1e6, above / INPUT[job]))
 
 # Charts: one bar chart of medians per job.
 os.makedirs(docs, exist_ok=True)

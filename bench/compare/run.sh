@@ -120,6 +120,8 @@ WALK=("$DRAGNET" call --spec bench/compare/openapi.yaml --base-url "$STATIC" \
 [ "$("$PY" bench/compare/walk_dlt.py "$STATIC" 250)" -eq 5250 ]
 [ "$("$PY" bench/compare/walk_requests.py "$STATIC" 250)" -eq 5250 ]
 measure walk dragnet "${WALK[@]}"
+# dragnet's fixed cost in memory: the same call reading one page (~100 KB).
+rss_it floor dragnet "$DRAGNET" call --spec bench/compare/openapi.yaml --base-url "$STATIC" listOrders page=1 per_page=250 --json
 measure walk fetch-floor "$BIN/fetch_floor" "$STATIC" 250 21
 measure walk dlt "$PY" bench/compare/walk_dlt.py "$STATIC" 250
 measure walk requests "$PY" bench/compare/walk_requests.py "$STATIC" 250

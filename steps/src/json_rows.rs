@@ -29,6 +29,12 @@ impl Rows {
         self.push_with(|out| out.push_str(row));
     }
 
+    /// Makes room for `rows` more rows of `bytes` bytes in all.
+    pub fn reserve(&mut self, rows: usize, bytes: usize) {
+        self.text.reserve_exact(bytes);
+        self.ends.reserve_exact(rows);
+    }
+
     /// Moves the rows of `other` to the end of this list.
     pub fn append(&mut self, other: Rows) {
         if self.ends.is_empty() {

@@ -50,7 +50,15 @@ pub fn shape(
     };
     let mut rows = Rows::default();
     let mut matched = fields.map(Projection::matched);
-    for (part, part_matched) in shaped {
+    // The first part is kept and grown once to hold the others, so the
+    // joined rows are not copied more than once.
+    let rest = shaped.iter().skip(1);
+    let (more_rows, more_bytes) =
+        rest.fold((0, 0), |(n, b), (r, _)| (n + r.len(), b + r.text_len()));
+    for (i, (part, part_matched)) in shaped.into_iter().enumerate() {
+        if i == 1 {
+            rows.reserve(more_rows, more_bytes);
+        }
         rows.append(part);
         if let (Some(m), Some(p)) = (matched.as_mut(), part_matched) {
             m.merge(&p);
