@@ -44,6 +44,12 @@ impl From<Box<RawValue>> for Document {
     }
 }
 
+impl AsRef<[u8]> for Document {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
 impl JsonText for Document {
     fn json(&self) -> &str {
         &self.0

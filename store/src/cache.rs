@@ -91,7 +91,7 @@ impl Db {
 
     /// Stores or replaces the entry for `(entry.scope, entry.key)`.
     pub async fn cache_put(&self, entry: &CacheEntry) -> Result<()> {
-        let stored = codec::compress(&entry.payload).await?;
+        let stored = codec::compress(entry.payload.clone()).await?;
         self.put_stored(entry, stored, Codec::Lz4).await
     }
 

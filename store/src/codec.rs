@@ -41,13 +41,14 @@ impl Codec {
     }
 }
 
-/// Compresses `payload` with `Codec::Lz4`.
-pub(crate) async fn compress(payload: &[u8]) -> Result<Vec<u8>> {
-    if payload.len() <= INLINE_LIMIT {
-        return Ok(lz4_flex::block::compress(payload));
+/// Compresses `payload` with `Codec::Lz4`. It is taken whole (a step's
+/// shared output, an owned buffer) so a large one moves to the blocking
+/// pool without being copied first.
+pub(crate) async fn compress<T: AsRef<[u8]> + Send + 'static>(payload: T) -> Result<Vec<u8>> {
+    if payload.as_ref().len() <= INLINE_LIMIT {
+        return Ok(lz4_flex::block::compress(payload.as_ref()));
     }
-    let owned = payload.to_vec();
-    tokio::task::spawn_blocking(move || lz4_flex::block::compress(&owned))
+    tokio::task::spawn_blocking(move || lz4_flex::block::compress(payload.as_ref()))
         .await
         .map_err(|_| Error::Background)
 }
@@ -138,7 +139,7 @@ mod tests {
 
     async fn stored(payload: &[u8], codec: Codec) -> Vec<u8> {
         match codec {
-            Codec::Lz4 => compress(payload).await.unwrap_or_default(),
+            Codec::Lz4 => compress(payload.to_vec()).await.unwrap_or_default(),
             Codec::Zlib => compress_zlib(payload).unwrap_or_default(),
         }
     }

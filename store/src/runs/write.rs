@@ -83,10 +83,9 @@ async fn step_row(idx: usize, step: &StepRecord) -> Result<StepRow> {
             source,
         })?;
     let (packed, output_bytes) = match step.output.as_ref() {
-        Some(raw) => {
-            let text = raw.get().as_bytes();
-            let len = to_i64(text.len() as u64, "step output length")?;
-            (Some(codec::compress(text).await?), Some(len))
+        Some(doc) => {
+            let len = to_i64(doc.get().len() as u64, "step output length")?;
+            (Some(codec::compress(doc.clone()).await?), Some(len))
         }
         None => (None, None),
     };
