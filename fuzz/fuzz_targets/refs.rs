@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use dragnet_engine::refs::{RefExpr, Scope};
 use dragnet_engine::workflow::model::StepId;
+use dragnet_steps::Document;
 use libfuzzer_sys::fuzz_target;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -23,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
     let mut steps = HashMap::new();
-    steps.insert(StepId("s".into()), Arc::<RawValue>::from(raw));
+    steps.insert(StepId("s".into()), Document::from(raw));
     let value = Arc::new(value);
     let scope = Scope {
         inputs: value.clone(),
