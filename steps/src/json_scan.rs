@@ -117,7 +117,7 @@ fn key_text(quoted: &str, escaped: bool) -> Option<Key<'_>> {
         .map(|s| Key(Cow::Owned(s)))
 }
 
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
         i += 1;
     }
@@ -126,7 +126,7 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 
 /// The index of the closing quote of the string opening at `start`, and
 /// whether the string has escapes.
-fn string_end(b: &[u8], start: usize) -> Option<(usize, bool)> {
+pub(crate) fn string_end(b: &[u8], start: usize) -> Option<(usize, bool)> {
     /// Strings shorter than this are scanned byte by byte: for keys and
     /// short values that is faster than setting up a vector search.
     const SHORT: usize = 24;
@@ -157,7 +157,7 @@ fn string_end(b: &[u8], start: usize) -> Option<(usize, bool)> {
 }
 
 /// The index just past the value starting at `start`.
-fn value_end(b: &[u8], start: usize) -> Option<usize> {
+pub(crate) fn value_end(b: &[u8], start: usize) -> Option<usize> {
     match *b.get(start)? {
         b'"' => string_end(b, start).map(|(e, _)| e + 1),
         open @ (b'{' | b'[') => {

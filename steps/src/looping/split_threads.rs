@@ -23,7 +23,7 @@ use serde_json::value::RawValue;
 use super::split::{Along, Found};
 use crate::items::offset_in;
 use crate::json::Key;
-use crate::json_scan;
+use crate::json_scan::{self, skip_ws};
 
 /// The items of the array opening at byte `open` of `text` (a `[`), split
 /// on up to `threads` threads, and the offset just past its closing `]`.
@@ -197,8 +197,8 @@ fn item_prefix(text: &str, first: usize) -> Option<&str> {
     if b.get(key) != Some(&b'"') {
         return None;
     }
-    let close = key + 1 + memchr::memchr2(b'"', b'\\', b.get(key + 1..)?)?;
-    if b[close] != b'"' {
+    let (close, escaped) = json_scan::string_end(b, key)?;
+    if escaped {
         return None;
     }
     let colon = skip_ws(b, close + 1);
@@ -248,13 +248,6 @@ pub fn split_large<'a>(text: &'a str, path: &[String], threads: usize) -> Option
         mapped.push((Key(Cow::Owned(key.0.into_owned())), raw));
     }
     Some((Some(items), mapped, position))
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]

@@ -5,6 +5,12 @@
 //! not expect, such as an escaped key, so callers fall back to the full read.
 
 use crate::json::Kind;
+use crate::json_scan::{skip_ws, value_end};
+
+/// The index of the closing quote of the string opening at `start`.
+fn string_end(b: &[u8], start: usize) -> Option<usize> {
+    crate::json_scan::string_end(b, start).map(|(end, _)| end)
+}
 
 /// The top-level keys, in order, with the kind of each value.
 pub fn top_level_kinds(text: &str) -> Option<Vec<(&str, Kind)>> {
@@ -93,60 +99,6 @@ pub fn array_value_at(text: &str, key: &str) -> Option<usize> {
         match b.get(i)? {
             b',' => i = skip_ws(b, i + 1),
             _ => return None,
-        }
-    }
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-        i += 1;
-    }
-    i
-}
-
-/// The index of the closing quote of the string opening at `start`.
-fn string_end(b: &[u8], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    loop {
-        match b.get(i)? {
-            b'"' => return Some(i),
-            b'\\' => i += 2,
-            _ => i += 1,
-        }
-    }
-}
-
-/// The index just past the value starting at `start`.
-fn value_end(b: &[u8], start: usize) -> Option<usize> {
-    match b.get(start)? {
-        b'"' => string_end(b, start).map(|e| e + 1),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut i = start;
-            loop {
-                match b.get(i)? {
-                    b'"' => i = string_end(b, i)?,
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
-        _ => {
-            let mut i = start;
-            while !matches!(
-                b.get(i),
-                None | Some(b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
-            ) {
-                i += 1;
-            }
-            Some(i)
         }
     }
 }
