@@ -40,7 +40,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let by_serde = dragnet_steps::json::object(item);
-    let by_scan = dragnet_steps::json_scan::object(item.get());
+    let by_scan = dragnet_steps::json_scan::object(item.get()).map(|mut f| {
+        dragnet_steps::json::merge_duplicates(&mut f.fields);
+        f
+    });
     match (by_serde, by_scan) {
         (None, None) => {}
         (Some(a), Some(b)) => {

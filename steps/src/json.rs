@@ -38,18 +38,26 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-/// An object parsed one level deep: keys and raw values, in document order.
+/// An object parsed one level deep: keys and raw values, in document order,
+/// each key once. A key that appears twice keeps its first place and takes
+/// its last value, as `serde_json::Value` (and JavaScript) read it; every
+/// reader of pages, envelopes and outputs goes by that one rule.
 #[derive(Debug, Default)]
 pub struct RawObject<'a> {
     pub fields: Vec<(Key<'a>, &'a RawValue)>,
 }
 
 impl<'a> RawObject<'a> {
-    /// The raw value of `key`, if present (the last one wins on duplicates).
+    /// An object from fields in document order, duplicates merged (see the type).
+    pub fn from_fields(mut fields: Vec<(Key<'a>, &'a RawValue)>) -> RawObject<'a> {
+        merge_duplicates(&mut fields);
+        RawObject { fields }
+    }
+
+    /// The raw value of `key`, if present.
     pub fn get(&self, key: &str) -> Option<&'a RawValue> {
         self.fields
             .iter()
-            .rev()
             .find(|(k, _)| k.0 == key)
             .map(|(_, v)| *v)
     }
@@ -77,11 +85,51 @@ impl<'de> Deserialize<'de> for RawObject<'de> {
                     let value: &'de RawValue = map.next_value()?;
                     fields.push((key, value));
                 }
-                Ok(RawObject { fields })
+                Ok(RawObject::from_fields(fields))
             }
         }
         d.deserialize_map(ObjVisitor)
     }
+}
+
+/// Merges repeated keys in place: the first place, the last value. Returns
+/// the positions (in the list as it was) of the entries removed, in order.
+pub fn merge_duplicates<V: Copy>(fields: &mut Vec<(Key<'_>, V)>) -> Vec<usize> {
+    /// Up to this many fields a pairwise check is cheaper than a map.
+    const SMALL: usize = 16;
+    let mut later: Vec<(usize, usize)> = Vec::new();
+    if fields.len() <= SMALL {
+        for i in 1..fields.len() {
+            if let Some(first) = (0..i).find(|&j| fields[j].0 == fields[i].0) {
+                later.push((first, i));
+            }
+        }
+    } else {
+        let mut seen: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::with_capacity(fields.len());
+        for (i, (key, _)) in fields.iter().enumerate() {
+            match seen.get(key.0.as_ref()) {
+                Some(&first) => later.push((first, i)),
+                None => {
+                    seen.insert(key.0.as_ref(), i);
+                }
+            }
+        }
+    }
+    if later.is_empty() {
+        return Vec::new();
+    }
+    for &(first, i) in &later {
+        fields[first].1 = fields[i].1;
+    }
+    let removed: Vec<usize> = later.iter().map(|&(_, i)| i).collect();
+    let mut index = 0;
+    fields.retain(|_| {
+        let keep = removed.binary_search(&index).is_err();
+        index += 1;
+        keep
+    });
+    removed
 }
 
 /// An array parsed one level deep.
@@ -211,6 +259,27 @@ mod tests {
         assert_eq!(keys, vec!["b", "a", "c\"q"]);
         assert_eq!(obj.get("a").unwrap().get(), r#"{"x":[1,2]}"#);
         assert!(object(obj.get("b").unwrap()).is_none());
+    }
+
+    #[test]
+    fn repeated_keys_keep_the_first_place_and_the_last_value() {
+        for n in [3, 40] {
+            // Keys k0..k{n-1}, then k1 again and k0 again.
+            let mut parts: Vec<String> = (0..n).map(|i| format!(r#""k{i}":{i}"#)).collect();
+            parts.push(r#""k1":"second""#.into());
+            parts.push(r#""k0":"last""#.into());
+            let text = format!("{{{}}}", parts.join(","));
+            let raw: Box<RawValue> = serde_json::from_str(&text).unwrap();
+            let obj = object(&raw).unwrap();
+            assert_eq!(obj.fields.len(), n, "{text}");
+            assert_eq!(obj.keys().next(), Some("k0"));
+            assert_eq!(obj.get("k0").unwrap().get(), r#""last""#);
+            assert_eq!(obj.fields[1].1.get(), r#""second""#);
+            // As serde_json's own Value reads it.
+            let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(value["k0"], "last");
+            assert_eq!(value.as_object().unwrap().keys().next().map(String::as_str), Some("k0"));
+        }
     }
 
     #[test]

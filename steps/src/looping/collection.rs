@@ -519,6 +519,40 @@ mod tests {
         assert_eq!(first_page(doc, None, ANY).unwrap().unwrap().0, vec!["data"]);
     }
 
+    /// Found by the `collection` fuzz target: page one read the last of two
+    /// `""` keys (one item), the split of later pages the first (none).
+    #[test]
+    fn a_repeated_key_is_read_alike_on_page_one_and_later_pages() {
+        let text = r#"{"meta-x":{"t":6000,"":[],"u":6000,"":[{"id":1}],"n":2},"c":9}"#;
+        let (path, _, page) = first_page(text, None, Declared::Unknown { list_like: true })
+            .unwrap()
+            .unwrap();
+        assert_eq!(path, vec!["meta-x".to_string(), String::new()]);
+        assert_eq!(page.items.len(), 1);
+        let again = split_text(text, &path).unwrap().unwrap();
+        assert_eq!(
+            again.items.len(),
+            1,
+            "the last value of a repeated key, both ways"
+        );
+        // At the top: the last value, at the first key's place.
+        let flat = r#"{"data":[],"n":1,"data":[{"id":1},{"id":2}],"n":2}"#;
+        let data = vec!["data".to_string()];
+        let (page, top, position) = split_keeping_fields(flat, &data).unwrap().unwrap();
+        assert_eq!(page.items.len(), 2);
+        assert_eq!(position, 0);
+        assert_eq!(top.fields.len(), 1);
+        assert_eq!(top.get("n").map(|v| v.get()), Some("2"));
+        let (_, envelope, first) = first_page(flat, None, Declared::Unknown { list_like: true })
+            .unwrap()
+            .unwrap();
+        assert_eq!(first.items.len(), 2);
+        match envelope {
+            Envelope::Object(fields) => assert_eq!(fields.len(), 2, "{fields:?}"),
+            Envelope::Bare => panic!("an object page"),
+        }
+    }
+
     #[test]
     fn envelope_marks_the_collection() {
         let doc = raw(r#"{"a":1,"wrap":{"items":[1],"n":2}}"#);

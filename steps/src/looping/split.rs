@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 use super::collection::{declared_total, next_hint, Page};
 use super::split_threads;
-use crate::json::{Key, RawObject};
+use crate::json::{self, Key, RawObject};
 
 /// Splits page text along `path` in one pass: the collection's items are
 /// collected as borrowed raw values and the other top-level fields kept raw
@@ -67,7 +67,7 @@ pub fn split_keeping_fields_on<'a>(
     let Some(items) = items else {
         return Ok(None);
     };
-    let top = RawObject { fields };
+    let top = RawObject::from_fields(fields);
     let page = Page {
         items,
         total: declared_total(&top),
@@ -118,17 +118,22 @@ impl<'de> Visitor<'de> for Along<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut items = None;
         let mut fields = Vec::new();
-        let mut position = 0;
+        let mut position = None;
         while let Some(key) = map.next_key::<Key<'de>>()? {
             match self.path.split_first() {
-                Some((head, rest)) if items.is_none() && key.0 == head.as_str() => {
-                    position = fields.len();
+                // A repeated key: the first place, the last value (as
+                // `RawObject` reads objects).
+                Some((head, rest)) if key.0 == head.as_str() => {
+                    position.get_or_insert(fields.len());
                     items = map.next_value_seed(Along { path: rest })?.0;
                 }
                 _ => fields.push((key, map.next_value::<&'de RawValue>()?)),
             }
         }
-        Ok((items, fields, position))
+        let removed = json::merge_duplicates(&mut fields);
+        let position = position.unwrap_or(0);
+        let before = removed.iter().take_while(|&&i| i < position).count();
+        Ok((items, fields, position - before))
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {

@@ -229,6 +229,14 @@ pub fn split_large<'a>(text: &'a str, path: &[String], threads: usize) -> Option
     let mut de = serde_json::Deserializer::from_str(&skeleton);
     let (found, fields, position) = Along { path }.deserialize(&mut de).ok()?;
     de.end().ok()?;
+    // A repeated key takes its last value: the array read here must be the
+    // only one under its key.
+    if let [key] = path {
+        let kinds = super::top_scan::top_level_kinds(&skeleton)?;
+        if kinds.iter().filter(|(k, _)| k == key).count() != 1 {
+            return None;
+        }
+    }
     // The skeleton's collection must be the emptied array itself.
     if found.is_none_or(|f| !f.is_empty()) {
         return None;
@@ -323,6 +331,11 @@ mod tests {
         both(&bare, &[]);
         both("[1, 2, 3]", &[]);
         both(r#"{"data": 5, "data": [{"a":1},{"a":2}]}"#, &data);
+        both(
+            r#"{"data": [{"a":1},{"a":2}], "data": [], "n": 1, "n": 2}"#,
+            &data,
+        );
+        both(r#"{"data": [{"a":1},{"a":2}], "data": 5}"#, &data);
         both(r#"{"d\u0061ta": [{"a":1},{"a":2}]}"#, &data);
         // The large pages above took the threaded way, not the fallback.
         for pretty in [false, true] {
