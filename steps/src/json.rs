@@ -278,7 +278,10 @@ mod tests {
             // As serde_json's own Value reads it.
             let value: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert_eq!(value["k0"], "last");
-            assert_eq!(value.as_object().unwrap().keys().next().map(String::as_str), Some("k0"));
+            assert_eq!(
+                value.as_object().unwrap().keys().next().map(String::as_str),
+                Some("k0")
+            );
         }
     }
 
