@@ -38,26 +38,25 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-/// An object parsed one level deep: keys and raw values, in document order,
-/// each key once. A key that appears twice keeps its first place and takes
-/// its last value, as `serde_json::Value` (and JavaScript) read it; every
-/// reader of pages, envelopes and outputs goes by that one rule.
-#[derive(Debug, Default)]
-pub struct RawObject<'a> {
-    pub fields: Vec<(Key<'a>, &'a RawValue)>,
+/// An object's top level: keys (unescaped) and values, in document order.
+/// `get` gives a repeated key's last value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Object<'a, V> {
+    pub fields: Vec<(Key<'a>, V)>,
 }
 
-impl<'a> RawObject<'a> {
-    /// An object from fields in document order, duplicates merged (see the type).
-    pub fn from_fields(mut fields: Vec<(Key<'a>, &'a RawValue)>) -> RawObject<'a> {
-        merge_duplicates(&mut fields);
-        RawObject { fields }
+impl<V> Default for Object<'_, V> {
+    fn default() -> Self {
+        Object { fields: Vec::new() }
     }
+}
 
-    /// The raw value of `key`, if present.
-    pub fn get(&self, key: &str) -> Option<&'a RawValue> {
+impl<'a, V: Copy> Object<'a, V> {
+    /// The value of `key`, if present (a repeated key's last one).
+    pub fn get(&self, key: &str) -> Option<V> {
         self.fields
             .iter()
+            .rev()
             .find(|(k, _)| k.0 == key)
             .map(|(_, v)| *v)
     }
@@ -68,6 +67,20 @@ impl<'a> RawObject<'a> {
 
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.fields.iter().map(|(k, _)| k.0.as_ref())
+    }
+}
+
+/// An object parsed one level deep by a validating parse, each key once. A
+/// key that appears twice keeps its first place and takes its last value,
+/// as `serde_json::Value` (and JavaScript) read it; every reader of pages,
+/// envelopes and outputs goes by that one rule.
+pub type RawObject<'a> = Object<'a, &'a RawValue>;
+
+impl<'a> RawObject<'a> {
+    /// An object from fields in document order, duplicates merged (see the type).
+    pub fn from_fields(mut fields: Vec<(Key<'a>, &'a RawValue)>) -> RawObject<'a> {
+        merge_duplicates(&mut fields);
+        Object { fields }
     }
 }
 

@@ -12,35 +12,12 @@ use std::borrow::Cow;
 
 use memchr::{memchr2, memchr3};
 
-use crate::json::{JsonText, Key, Kind};
+use crate::json::{JsonText, Key, Kind, Object};
 
-/// An object's top level: keys (unescaped) and value texts, in order. A
-/// repeated key is listed each time; `get` gives its last value, as
-/// `RawObject` does (merging costs more than shaping needs).
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Fields<'a> {
-    pub fields: Vec<(Key<'a>, &'a str)>,
-}
-
-impl<'a> Fields<'a> {
-    /// The value of `key`, if present (the last one wins on duplicates, as
-    /// with a validating parse).
-    pub fn get(&self, key: &str) -> Option<&'a str> {
-        self.fields
-            .iter()
-            .rev()
-            .find(|(k, _)| k.0 == key)
-            .map(|(_, v)| *v)
-    }
-
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.fields.iter().any(|(k, _)| k.0 == key)
-    }
-
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.fields.iter().map(|(k, _)| k.0.as_ref())
-    }
-}
+/// An object's top level read without a check: keys (unescaped) and value
+/// texts, in order. A repeated key is listed each time; `get` gives its last
+/// value, as `RawObject` does (merging costs more than shaping needs).
+pub type Fields<'a> = Object<'a, &'a str>;
 
 /// The top level of a valid JSON object; `None` when the text is not one.
 pub fn object<T: JsonText + ?Sized>(raw: &T) -> Option<Fields<'_>> {

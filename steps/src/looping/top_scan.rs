@@ -20,15 +20,41 @@ pub fn top_level_kinds(text: &str) -> Option<Vec<(&str, Kind)>> {
 /// The top-level keys up to and including the first one for which `stop`
 /// holds (its value is not scanned), or all of them.
 pub fn scan_until(text: &str, stop: impl Fn(&str, Kind) -> bool) -> Option<Vec<(&str, Kind)>> {
+    let mut out = Vec::new();
+    scan(text, |key, kind, _| {
+        out.push((key, kind));
+        stop(key, kind)
+    })?;
+    Some(out)
+}
+
+/// Where the value of the first top-level `key` holding an array starts
+/// (its `[`), as a one-pass split along `[key]` would find it. `None` when
+/// there is none, or the scan gives up (an escaped key, a broken page).
+pub fn array_value_at(text: &str, key: &str) -> Option<usize> {
+    let mut at = None;
+    scan(text, |name, kind, value| {
+        let found = name == key && kind == Kind::Array;
+        if found {
+            at = Some(value);
+        }
+        found
+    })?;
+    at
+}
+
+/// Visits the top-level keys in order with the kind of each value and
+/// where it starts, until `visit` says stop (`Some(true)`) or the object
+/// ends (`Some(false)`); `None` when the scan gives up.
+fn scan<'t>(text: &'t str, mut visit: impl FnMut(&'t str, Kind, usize) -> bool) -> Option<bool> {
     let b = text.as_bytes();
     let mut i = skip_ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;
     }
     i = skip_ws(b, i + 1);
-    let mut out = Vec::new();
     if b.get(i) == Some(&b'}') {
-        return Some(out);
+        return Some(false);
     }
     loop {
         if b.get(i) != Some(&b'"') {
@@ -52,52 +78,13 @@ pub fn scan_until(text: &str, stop: impl Fn(&str, Kind) -> bool) -> Option<Vec<(
             b'n' => Kind::Null,
             _ => Kind::Number,
         };
-        out.push((key, kind));
-        if stop(key, kind) {
-            return Some(out);
+        if visit(key, kind, i) {
+            return Some(true);
         }
         i = skip_ws(b, value_end(b, i)?);
         match b.get(i)? {
             b',' => i = skip_ws(b, i + 1),
-            b'}' => return Some(out),
-            _ => return None,
-        }
-    }
-}
-
-/// Where the value of the first top-level `key` holding an array starts
-/// (its `[`), as a one-pass split along `[key]` would find it. `None` when
-/// there is none, or the scan gives up (an escaped key, a broken page).
-pub fn array_value_at(text: &str, key: &str) -> Option<usize> {
-    let b = text.as_bytes();
-    let mut i = skip_ws(b, 0);
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i = skip_ws(b, i + 1);
-    if b.get(i) == Some(&b'}') {
-        return None;
-    }
-    loop {
-        if b.get(i) != Some(&b'"') {
-            return None;
-        }
-        let end = string_end(b, i)?;
-        let name = &text[i + 1..end];
-        if name.contains('\\') {
-            return None;
-        }
-        i = skip_ws(b, end + 1);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i = skip_ws(b, i + 1);
-        if name == key && b.get(i) == Some(&b'[') {
-            return Some(i);
-        }
-        i = skip_ws(b, value_end(b, i)?);
-        match b.get(i)? {
-            b',' => i = skip_ws(b, i + 1),
+            b'}' => return Some(false),
             _ => return None,
         }
     }
