@@ -59,8 +59,7 @@ impl RefExpr {
     /// Parses `text`; the root must be `$.inputs`, `$.steps.<id>` or `$.trigger`.
     pub fn parse(text: &str) -> Result<RefExpr, RefError> {
         let text = text.trim();
-        jsonpath_rust::parser::parse_json_path(text)
-            .map_err(|e| RefError(format!("`{text}` is not a valid JSONPath: {e}")))?;
+        parse_path(text)?;
         let segments = split(text).ok_or_else(|| {
             RefError(format!(
                 "`{text}` must start with $.inputs, $.steps.<id> or $.trigger"
@@ -226,14 +225,36 @@ fn resolve_value(root: &Value, r: &RefExpr) -> Result<Value, RefError> {
     }
 }
 
+/// The most parser steps one JSONPath may take. Ordinary refs take a few
+/// hundred; jsonpath-rust's parser backtracks, and nested filters can make it
+/// take exponentially many (found by fuzzing: 900 bytes ran for minutes).
+const PARSE_CALLS: usize = 1_000_000;
+
+/// Parses a JSONPath within `PARSE_CALLS` parser steps.
+fn parse_path(text: &str) -> Result<jsonpath_rust::parser::model::JpQuery, RefError> {
+    static LIMIT: std::sync::Once = std::sync::Once::new();
+    // pest reads the limit when each parse starts; jsonpath-rust is the
+    // only pest grammar in the process.
+    LIMIT.call_once(|| pest::set_call_limit(std::num::NonZeroUsize::new(PARSE_CALLS)));
+    jsonpath_rust::parser::parse_json_path(text).map_err(|e| {
+        let message = e.to_string();
+        if message.contains("call limit reached") {
+            RefError(format!(
+                "`{text}` is too complex to parse (over {PARSE_CALLS} parser steps); use fewer nested filters"
+            ))
+        } else {
+            RefError(format!("`{text}` is not a valid JSONPath: {message}"))
+        }
+    })
+}
+
 fn query(root: &Value, r: &RefExpr) -> Result<Value, RefError> {
     query_with(root, r, Limits::default())
 }
 
 /// Resolves a non-plain ref over `root` within `limits`.
 fn query_with(root: &Value, r: &RefExpr, limits: Limits) -> Result<Value, RefError> {
-    let path = jsonpath_rust::parser::parse_json_path(&r.relative)
-        .map_err(|e| RefError(format!("`{}`: {e}", r.text)))?;
+    let path = parse_path(&r.relative)?;
     let found = bounded::query(&path, root, limits).map_err(|e| {
         RefError(format!(
             "`{}` {e}; narrow the path (fewer `..` and wildcards) or read a smaller part of the output",

@@ -75,3 +75,22 @@ steps:
         "only the step with the plain ref reached the shop"
     );
 }
+
+/// Found by the `refs` fuzz target: a ref of nested filters on which
+/// jsonpath-rust's parser backtracks for minutes. It is refused at once,
+/// with an error that says why; ordinary refs still parse.
+#[test]
+fn a_ref_the_parser_would_backtrack_on_is_refused_at_once() {
+    use dragnet_engine::refs::RefExpr;
+    let bytes = include_bytes!("fixtures/refs/backtracking.bin");
+    let text = String::from_utf8_lossy(bytes);
+    let err = RefExpr::parse(&text).err().expect("refused");
+    assert!(err.to_string().contains("too complex to parse"), "{err}");
+    for ok in [
+        "$.steps.orders.data[?@.total > 100 && @.status == 'open'].id",
+        "$.steps.a..items[?(@.tags[?@ == 'x'])].name",
+        "$.inputs.ids[0:3]",
+    ] {
+        assert!(RefExpr::parse(ok).is_ok(), "{ok}");
+    }
+}
