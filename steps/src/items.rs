@@ -7,6 +7,7 @@
 //! cut from text a JSON parser had already accepted.
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use serde_json::value::RawValue;
 
@@ -215,6 +216,48 @@ impl Items {
         })
     }
 
+    /// Contiguous ranges of item positions, one per thread (`threads`),
+    /// when the items hold at least `min_bytes`; else one range (none for
+    /// an empty list). Below that size a thread costs more than it saves.
+    pub fn chunks(&self, min_bytes: usize) -> Vec<Range<usize>> {
+        let n = self.len();
+        let threads = threads();
+        let size = if threads < 2 || n < 2 * threads || self.item_bytes() < min_bytes {
+            n
+        } else {
+            n.div_ceil(threads)
+        };
+        (0..n)
+            .step_by(size.max(1))
+            .map(|s| s..(s + size).min(n))
+            .collect()
+    }
+
+    /// `work` over each of `chunks(min_bytes)`, each on its own thread
+    /// (on the calling thread when there is one), results in order. A
+    /// panic in `work` is the caller's, as if it had run there.
+    pub fn map_chunks<R: Send>(
+        &self,
+        min_bytes: usize,
+        work: impl Fn(Range<usize>) -> R + Sync,
+    ) -> Vec<R> {
+        let parts = self.chunks(min_bytes);
+        if parts.len() <= 1 {
+            return vec![work(0..self.len())];
+        }
+        let work = &work;
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .map(|range| scope.spawn(move || work(range)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    }
+
     /// The bytes held, bodies and ranges together (for memory reports).
     pub fn held_bytes(&self) -> usize {
         self.bodies.iter().map(String::capacity).sum::<usize>()
@@ -253,6 +296,14 @@ impl<'a> Iterator for Iter<'a> {
 }
 
 impl ExactSizeIterator for Iter<'_> {}
+
+/// How many threads a large page or set is worked on with: the cores this
+/// process may use, at most 4. Read once: asking costs file reads (cgroup
+/// quotas) on Linux, which is too much for every page of a walk.
+pub fn threads() -> usize {
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(4)))
+}
 
 /// Where each of `items` (values split from `text`) lies in `text`.
 pub fn ranges_of(text: &str, items: &[&RawValue]) -> Vec<Range<usize>> {

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use memchr::{memchr2, memchr3};
 
-use crate::json::{JsonText, Key, Kind, Object};
+use crate::json::{JsonText, Key, Object};
 
 /// An object's top level read without a check: keys (unescaped) and value
 /// texts, in order. A repeated key is listed each time; `get` gives its last
@@ -78,11 +78,6 @@ pub fn array<T: JsonText + ?Sized>(raw: &T) -> Option<Vec<&str>> {
             _ => return None,
         }
     }
-}
-
-/// The kind of a value, from its first byte.
-pub fn kind(text: &str) -> Kind {
-    crate::json::kind(text)
 }
 
 /// A key's text without its quotes, unescaped only when it has escapes.

@@ -184,19 +184,10 @@ fn decode_layout3(mut bytes: Vec<u8>) -> Option<Payload> {
 /// Whether every item is one JSON value: checked without building it, in
 /// parallel chunks on a large set.
 fn all_json(items: &Items) -> bool {
-    let n = items.len();
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get().min(4));
-    if items.item_bytes() < PARALLEL_BYTES || threads < 2 || n < 2 * threads {
-        return json_range(items, 0..n);
-    }
-    let size = n.div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..n)
-            .step_by(size)
-            .map(|s| scope.spawn(move || json_range(items, s..(s + size).min(n))))
-            .collect();
-        handles.into_iter().all(|h| h.join().unwrap_or(false))
-    })
+    items
+        .map_chunks(PARALLEL_BYTES, |range| json_range(items, range))
+        .into_iter()
+        .all(|ok| ok)
 }
 
 fn json_range(items: &Items, range: std::ops::Range<usize>) -> bool {

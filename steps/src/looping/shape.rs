@@ -16,8 +16,6 @@ use crate::json_scan;
 /// Below this many item bytes a set is shaped on the calling thread: a
 /// thread costs more than it saves on a small page.
 const PARALLEL_BYTES: usize = 512 * 1024;
-/// At most this many threads shape one set.
-const MAX_THREADS: usize = 4;
 
 /// The rows the caller sees, when a filter or projection was asked for
 /// (`None` means "the rows as they are"), and the paths that matched nothing.
@@ -29,25 +27,9 @@ pub fn shape(
     if filter.is_empty() && fields.is_none() {
         return (None, None);
     }
-    let parts = chunks(items);
-    let shaped: Vec<(Rows, Option<Matched>)> = if parts.len() <= 1 {
-        vec![shape_range(items, 0..items.len(), filter, fields)]
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = parts
-                .into_iter()
-                .map(|range| scope.spawn(move || shape_range(items, range, filter, fields)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    // Shaping does not panic on any input; should it, the
-                    // panic belongs to the caller (the step's own guard).
-                    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
-                })
-                .collect()
-        })
-    };
+    let shaped = items.map_chunks(PARALLEL_BYTES, |range| {
+        shape_range(items, range, filter, fields)
+    });
     let mut rows = Rows::default();
     let mut matched = fields.map(Projection::matched);
     // The first part is kept and grown once to hold the others, so the
@@ -69,22 +51,6 @@ pub fn shape(
         _ => None,
     };
     (Some(rows), unmatched)
-}
-
-/// Contiguous ranges of item positions, one per thread; a single range when
-/// the set is too small to pay for threads.
-fn chunks(items: &Items) -> Vec<Range<usize>> {
-    let n = items.len();
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get().min(MAX_THREADS));
-    let size = if threads < 2 || n < 2 * threads || items.item_bytes() < PARALLEL_BYTES {
-        n
-    } else {
-        n.div_ceil(threads)
-    };
-    (0..n)
-        .step_by(size.max(1))
-        .map(|s| s..(s + size).min(n))
-        .collect()
 }
 
 fn shape_range(
@@ -134,8 +100,11 @@ mod tests {
     #[test]
     fn parallel_chunks_give_the_rows_of_one_pass_in_order() {
         let items = large_set();
-        if std::thread::available_parallelism().map_or(1, |t| t.get()) > 1 {
-            assert!(chunks(&items).len() > 1, "the set is shaped in chunks");
+        if crate::items::threads() > 1 {
+            assert!(
+                items.chunks(PARALLEL_BYTES).len() > 1,
+                "the set is shaped in chunks"
+            );
         }
         let filter = Filter::from_json(&json!([{"field":"total","op":"gt","value":100}])).unwrap();
         let paths = [
@@ -160,8 +129,8 @@ mod tests {
     #[test]
     fn small_sets_stay_on_the_calling_thread() {
         let items: Items = [r#"{"id":1}"#, r#"{"id":2}"#].into_iter().collect();
-        assert_eq!(chunks(&items), vec![0..2]);
-        assert!(chunks(&Items::new()).is_empty());
+        assert_eq!(items.chunks(PARALLEL_BYTES), vec![0..2]);
+        assert!(Items::new().chunks(PARALLEL_BYTES).is_empty());
         let filter = Filter::from_json(&json!([{"field":"id","op":"eq","value":2}])).unwrap();
         let (rows, _) = shape(&items, &filter, None);
         assert_eq!(

@@ -31,14 +31,11 @@ pub fn split_keeping_fields<'a>(
     text: &'a str,
     path: &[String],
 ) -> Result<Option<SplitPage<'a>>, serde_json::Error> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
-    split_keeping_fields_on(text, path, threads, PARALLEL_BYTES)
+    split_keeping_fields_on(text, path, crate::items::threads(), PARALLEL_BYTES)
 }
 
 /// Below this many bytes a page is split in one pass on the calling thread.
 pub const PARALLEL_BYTES: usize = 1 << 20;
-/// At most this many threads split one page.
-const MAX_THREADS: usize = 4;
 
 /// A split page: the page, the other top-level fields, and where the
 /// collection sat among them.
