@@ -32,7 +32,26 @@ pub struct Config {
     /// The bounds of every tool call, before a command's own flags.
     pub limits: Limits,
     pub concurrency: NonZeroUsize,
+    /// `dragnet serve`'s settings.
+    pub server: ServerSettings,
 }
+
+/// `[server]`: where `dragnet serve` listens and reads documents from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSettings {
+    /// `host:port` (`DRAGNET_BIND`, `[server] bind`); the flag wins.
+    pub bind: String,
+    /// Where submitted workflows' `openapi:` paths resolve
+    /// (`DRAGNET_WORKFLOWS_DIR`, `[server] workflows_dir`).
+    pub workflows_dir: Option<PathBuf>,
+    /// How long running runs may finish on shutdown.
+    pub shutdown_grace: Duration,
+}
+
+/// Where `dragnet serve` listens by default.
+pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
+/// Longest shutdown grace that can be asked for (an hour).
+const MAX_GRACE_SECONDS: u64 = 3600;
 
 /// Longest pause between two sweeps of the cache.
 const MAX_SWEEP_SECONDS: u64 = 86_400;
@@ -53,7 +72,17 @@ struct FileConfig {
     limits: FileLimits,
     #[serde(default)]
     runs: FileRuns,
+    #[serde(default)]
+    server: FileServer,
     concurrency: Option<Spanned<usize>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileServer {
+    bind: Option<String>,
+    workflows_dir: Option<PathBuf>,
+    shutdown_grace_seconds: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -251,6 +280,29 @@ impl Config {
                 ))
             }
         };
+        let shutdown_grace = match &file.server.shutdown_grace_seconds {
+            None => Duration::from_secs(30),
+            Some(g) if *g.get_ref() <= MAX_GRACE_SECONDS => Duration::from_secs(*g.get_ref()),
+            Some(g) => {
+                return Err(source.value_error(
+                    g.span(),
+                    "server.shutdown_grace_seconds",
+                    format!(
+                        "is {}; it must be from 0 to {MAX_GRACE_SECONDS}",
+                        g.get_ref()
+                    ),
+                ))
+            }
+        };
+        let server = ServerSettings {
+            bind: env("DRAGNET_BIND")
+                .or(file.server.bind)
+                .unwrap_or_else(|| DEFAULT_BIND.to_string()),
+            workflows_dir: env("DRAGNET_WORKFLOWS_DIR")
+                .map(PathBuf::from)
+                .or(file.server.workflows_dir),
+            shutdown_grace,
+        };
         Ok(Config {
             database_url,
             org,
@@ -259,6 +311,7 @@ impl Config {
             keep_outputs,
             limits,
             concurrency,
+            server,
         })
     }
 }

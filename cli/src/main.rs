@@ -13,8 +13,10 @@ mod output;
 mod progress_line;
 mod report;
 mod run_display;
+mod serve_cmd;
 mod services;
 mod shop_cmd;
+mod team_cmd;
 mod tools_cmd;
 mod workflow_cmd;
 
@@ -68,6 +70,14 @@ enum Command {
     /// The cache of complete walks: list or purge.
     #[command(subcommand)]
     Cache(db_cmd::CacheCommand),
+    /// Serve the HTTP API: teams submit workflows, start runs and follow them.
+    Serve(serve_cmd::ServeArgs),
+    /// The server's teams: create or list.
+    #[command(subcommand)]
+    Teams(team_cmd::TeamsCommand),
+    /// API tokens of teams: create (printed once), revoke or list.
+    #[command(subcommand)]
+    Tokens(team_cmd::TokensCommand),
 }
 
 fn main() -> ExitCode {
@@ -103,6 +113,9 @@ fn main() -> ExitCode {
             Command::Migrate => db_cmd::migrate(&config()?, out).await,
             Command::Runs(c) => db_cmd::runs(&config()?, c, out).await,
             Command::Cache(c) => db_cmd::cache(&config()?, c, out).await,
+            Command::Serve(args) => serve_cmd::serve(&config()?, args, out).await,
+            Command::Teams(c) => team_cmd::teams(&config()?, c, out).await,
+            Command::Tokens(c) => team_cmd::tokens(&config()?, c, out).await,
         }
     });
     let result = result.and_then(|code| {
@@ -135,7 +148,10 @@ impl Command {
             | Command::Validate(_)
             | Command::Schema
             | Command::Demo
-            | Command::Migrate => false,
+            | Command::Migrate
+            | Command::Serve(_)
+            | Command::Teams(_)
+            | Command::Tokens(_) => false,
         }
     }
 }

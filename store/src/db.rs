@@ -59,6 +59,17 @@ impl Db {
         }
     }
 
+    /// Answers once the database does (a readiness check).
+    pub async fn ping(&self) -> Result<()> {
+        with_pool!(self, |pool, T| {
+            sqlx::query("SELECT 1")
+                .execute(pool)
+                .await
+                .map_err(Error::query(self.backend(), "ping"))?;
+        });
+        Ok(())
+    }
+
     /// The PostgreSQL pool, for callers with PostgreSQL-only work (queues).
     pub fn as_postgres(&self) -> Option<&PgPool> {
         match self {

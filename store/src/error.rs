@@ -90,6 +90,14 @@ pub enum Error {
         source: serde_json::Error,
     },
 
+    /// A row with this name exists already (a team of that name).
+    #[error("a {what} named `{name}` exists already")]
+    Exists { what: &'static str, name: String },
+
+    /// A row a write refers to does not exist (a team, a token).
+    #[error("no {what} `{name}`")]
+    Missing { what: &'static str, name: String },
+
     /// A blocking job (compression) ended abnormally.
     #[error("a background job of the store ended abnormally")]
     Background,

@@ -5,7 +5,9 @@
 //! run records written as runs progress (`StoreObserver`, batched, outputs
 //! compressed once and cleared after a retention period), read back as the
 //! engine's typed records through its `RunLog` port, with runs whose process
-//! died marked `interrupted`.
+//! died marked `interrupted`; and what a server keeps: teams and hashed
+//! API tokens, submitted workflows with their versions, runs' owners and
+//! idempotency keys, and the events of each run's stream.
 #![forbid(unsafe_code)]
 
 mod cache;
@@ -18,6 +20,8 @@ mod process;
 mod runs;
 mod setup_lock;
 mod sweeper;
+mod teams;
+mod workflows;
 mod writer;
 
 #[cfg(feature = "testing")]
@@ -27,5 +31,7 @@ pub use db::{default_url, Db};
 pub use error::{Error, Result};
 pub use observer::{ObserverOptions, StoreObserver};
 pub use process::{hostname, pid_alive};
-pub use runs::RunOwner;
+pub use runs::{NewRun, RunEvent, RunFilter, RunOwner, Submitted, IDEMPOTENCY_WINDOW};
 pub use sweeper::{spawn_store_sweeper, spawn_sweeper};
+pub use teams::{Team, TokenInfo};
+pub use workflows::{NewVersion, Pushed, VersionInfo, WorkflowSummary, WorkflowVersion};

@@ -55,7 +55,10 @@ pub async fn run(
     let clock = options.clock.clone();
     let started = clock.instant();
     let mut record = RunRecord {
-        run_id: run_id(clock.now()),
+        run_id: options
+            .run_id
+            .clone()
+            .unwrap_or_else(|| new_run_id(clock.now())),
         workflow: workflow.name.clone(),
         source: workflow.source.display().to_string(),
         status: RunStatus::Running,
@@ -343,7 +346,8 @@ fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, Provider
 }
 
 /// A unique, time-ordered run id.
-fn run_id(now: chrono::DateTime<Utc>) -> String {
+/// A fresh run id: the time it was made and a random suffix.
+pub fn new_run_id(now: chrono::DateTime<Utc>) -> String {
     format!(
         "run_{}_{:08x}",
         now.format("%Y%m%dT%H%M%S%3f"),

@@ -24,7 +24,7 @@ use dragnet_steps::Limits;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-pub use executor::run;
+pub use executor::{new_run_id, run};
 pub use inputs::{parse_input_pairs, resolve_inputs};
 pub use log::{LogFuture, RunLog, RunLogError, RunSummary};
 pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict};
@@ -37,6 +37,9 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// How to run a workflow.
 #[derive(Clone)]
 pub struct RunOptions {
+    /// The run's id, when the caller chose it beforehand (a server answers
+    /// with it before the run starts); a fresh one otherwise.
+    pub run_id: Option<String>,
     /// Input values (typed against the workflow's inputs when the run starts).
     pub inputs: Map<String, Value>,
     /// What `$.trigger` holds.
@@ -75,6 +78,7 @@ pub struct RunCache {
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
+            run_id: None,
             inputs: Map::new(),
             trigger: Value::Object(Map::new()),
             concurrency: 4,

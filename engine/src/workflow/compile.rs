@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::context::{reword, Ctx};
 use super::cursor::{describe, Cursor};
+use super::documents::DocumentSource;
 use super::file::TOP_LEVEL_KEYS;
 use super::graph;
 use super::model::Workflow;
@@ -16,7 +17,12 @@ use super::sections::{inputs, triggers};
 use super::steps::{compile_step, Env};
 use super::yaml::Node;
 
-pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<Workflow> {
+pub fn compile(
+    cx: &mut Ctx,
+    root: &Node,
+    source: &Path,
+    documents: &DocumentSource,
+) -> Option<Workflow> {
     let top = Cursor::root(root);
     if !top.is_map() {
         cx.error(
@@ -66,7 +72,7 @@ pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<Workflow> {
         .and_then(|c| cx.deserialize::<Option<String>>(&c))
         .flatten();
     let inputs = inputs(cx, top.key("inputs"));
-    let providers = providers(cx, top.key("providers"), source);
+    let providers = providers(cx, top.key("providers"), documents);
     let triggers = triggers(cx, top.key("triggers"));
     let env = Env {
         inputs: &inputs.names,

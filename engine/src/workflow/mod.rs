@@ -13,6 +13,7 @@ mod context;
 mod cursor;
 mod de;
 pub mod diagnostic;
+pub mod documents;
 pub mod file;
 mod graph;
 mod looping;
@@ -29,6 +30,7 @@ use std::path::Path;
 
 use context::Ctx;
 pub use diagnostic::{Diagnostic, Diagnostics};
+pub use documents::DocumentSource;
 use yaml::Pos;
 
 /// Reads and compiles the workflow file at `path`. An unreadable file is
@@ -49,6 +51,19 @@ pub fn load(path: &Path) -> Result<model::Workflow, Diagnostics> {
 /// Compiles workflow text. `source` names the file in diagnostics and
 /// anchors relative provider document paths.
 pub fn load_str(source: &Path, text: &str) -> Result<model::Workflow, Diagnostics> {
+    let documents = DocumentSource::Files {
+        base: source.parent().unwrap_or(Path::new("")).to_path_buf(),
+    };
+    load_with(source, text, &documents)
+}
+
+/// Compiles workflow text whose provider documents are read from
+/// `documents` (a server's uploads and its `workflows_dir`).
+pub fn load_with(
+    source: &Path,
+    text: &str,
+    documents: &DocumentSource,
+) -> Result<model::Workflow, Diagnostics> {
     let mut cx = Ctx::new(source);
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let parsed = match yaml::parse(text) {
@@ -69,7 +84,7 @@ pub fn load_str(source: &Path, text: &str) -> Result<model::Workflow, Diagnostic
         );
         return Err(cx.finish());
     };
-    match compile::compile(&mut cx, &root, source) {
+    match compile::compile(&mut cx, &root, source, documents) {
         Some(workflow) if cx.count() == 0 => Ok(workflow),
         _ => {
             if cx.count() == 0 {

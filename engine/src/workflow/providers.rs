@@ -1,16 +1,16 @@
 //! The `providers:` section: each OpenAPI document is imported once
-//! (relative paths are taken from the workflow file's directory), the base
+//! (read through the workflow's `DocumentSource`), the base
 //! URL and credentials are checked, and a failed import is reported at the
 //! provider's `openapi` key with the importer's own message.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dragnet_steps::Toolkit;
 
 use super::context::Ctx;
 use super::cursor::{describe, Cursor};
+use super::documents::DocumentSource;
 use super::file::{CredentialsFile, ProviderFile};
 use super::model::{CredentialsSpec, Provider};
 use super::values::{bad_name, is_name};
@@ -23,7 +23,11 @@ pub struct Providers {
     pub declared: Vec<String>,
 }
 
-pub fn providers(cx: &mut Ctx, section: Option<Cursor<'_>>, source: &Path) -> Providers {
+pub fn providers(
+    cx: &mut Ctx,
+    section: Option<Cursor<'_>>,
+    documents: &DocumentSource,
+) -> Providers {
     let mut out = Providers::default();
     let Some(section) = section.filter(|s| !s.is_null()) else {
         return out;
@@ -38,8 +42,7 @@ pub fn providers(cx: &mut Ctx, section: Option<Cursor<'_>>, source: &Path) -> Pr
         );
         return out;
     }
-    let base = source.parent().unwrap_or(Path::new(""));
-    let mut imported: HashMap<PathBuf, Result<Arc<Toolkit>, String>> = HashMap::new();
+    let mut imported: HashMap<String, Result<Arc<Toolkit>, String>> = HashMap::new();
     for (name, key_pos, c) in section.entries() {
         out.declared.push(name.to_string());
         let before = cx.count();
@@ -66,11 +69,12 @@ pub fn providers(cx: &mut Ctx, section: Option<Cursor<'_>>, source: &Path) -> Pr
             );
             None
         } else {
-            let path = base.join(file.openapi.trim());
+            let path = file.openapi.trim().to_string();
             let result = imported
                 .entry(path.clone())
                 .or_insert_with(|| {
-                    dragnet_steps::openapi::import_file(&path)
+                    let doc = documents.read(&path)?;
+                    dragnet_steps::openapi::import_str(&doc.name, &doc.text)
                         .map(Arc::new)
                         .map_err(|e| e.to_string())
                 })

@@ -4,10 +4,16 @@
 //! `StoreObserver`), read back as the engine's typed records (`Db` is its
 //! `RunLog`), and runs whose process died are marked `interrupted`.
 
+mod events;
 mod interrupted;
 mod read;
 mod retention;
+mod submit;
 mod write;
+
+pub use events::RunEvent;
+pub use read::RunFilter;
+pub use submit::{NewRun, Submitted, IDEMPOTENCY_WINDOW};
 
 use chrono::{DateTime, Utc};
 

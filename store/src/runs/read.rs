@@ -8,8 +8,9 @@
 
 use dragnet_steps::Document;
 
+use chrono::{DateTime, Utc};
 use dragnet_engine::run::{
-    LogFuture, RunLog, RunLogError, RunRecord, RunSummary, StepRecord, StepVerdict,
+    LogFuture, RunLog, RunLogError, RunRecord, RunStatus, RunSummary, StepRecord, StepVerdict,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -18,11 +19,70 @@ use crate::codec::{self, Codec};
 use crate::db::{col, to_u64, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
 
-pub(crate) const LIST: &str = "SELECT r.run_id, r.workflow, r.status, r.started_at, r.duration_ms, \
-     (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id) AS steps, \
-     (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id AND s.status = 'failed') AS failed, \
-     (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id AND s.status = 'skipped') AS skipped \
-     FROM runs r ORDER BY r.started_at DESC, r.run_id DESC LIMIT $1";
+/// The columns of a listing: a run's row and counts of its steps.
+macro_rules! list_select {
+    () => {
+        "SELECT r.run_id, r.workflow, r.status, r.started_at, r.duration_ms, \
+         (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id) AS steps, \
+         (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id AND s.status = 'failed') AS failed, \
+         (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id AND s.status = 'skipped') AS skipped \
+         FROM runs r"
+    };
+}
+
+#[cfg(all(test, feature = "testing"))]
+pub(crate) const LIST: &str = concat!(
+    list_select!(),
+    " ORDER BY r.started_at DESC, r.run_id DESC LIMIT $1"
+);
+
+/// Which runs a listing shows; every field left empty shows all.
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    /// Only this team's runs.
+    pub team_id: Option<String>,
+    pub workflow: Option<String>,
+    pub status: Option<RunStatus>,
+    /// Only runs listed after this one (started at, run id): the cursor of
+    /// the page before.
+    pub before: Option<(DateTime<Utc>, String)>,
+}
+
+impl RunFilter {
+    /// The statement: conditions numbered in the order they are bound.
+    fn sql(&self) -> String {
+        let mut conditions = Vec::new();
+        let mut n = 0;
+        let mut next = || {
+            n += 1;
+            n
+        };
+        if self.team_id.is_some() {
+            conditions.push(format!("r.team_id = ${}", next()));
+        }
+        if self.workflow.is_some() {
+            conditions.push(format!("r.workflow = ${}", next()));
+        }
+        if self.status.is_some() {
+            conditions.push(format!("r.status = ${}", next()));
+        }
+        if self.before.is_some() {
+            let (at, id) = (next(), next());
+            conditions.push(format!(
+                "(r.started_at < ${at} OR (r.started_at = ${at} AND r.run_id < ${id}))"
+            ));
+        }
+        let filter = match conditions.is_empty() {
+            true => String::new(),
+            false => format!(" WHERE {}", conditions.join(" AND ")),
+        };
+        format!(
+            "{}{filter} ORDER BY r.started_at DESC, r.run_id DESC LIMIT ${}",
+            list_select!(),
+            next()
+        )
+    }
+}
 
 const RUN: &str = "SELECT run_id, workflow, source, status, inputs, started_at, finished_at, \
      duration_ms FROM runs WHERE run_id = $1";
@@ -34,8 +94,27 @@ const STEPS: &str = "SELECT id, kind, status, reason, started_at, finished_at, d
 impl Db {
     /// The `limit` most recent runs, newest first.
     pub async fn list_runs(&self, limit: u32) -> Result<Vec<RunSummary>> {
+        self.list_runs_where(&RunFilter::default(), limit).await
+    }
+
+    /// The `limit` most recent runs `filter` lets through, newest first.
+    pub async fn list_runs_where(&self, filter: &RunFilter, limit: u32) -> Result<Vec<RunSummary>> {
+        let sql = filter.sql();
         with_pool!(self, |pool, T| {
-            let rows = sqlx::query(LIST)
+            let mut query = sqlx::query(&sql);
+            if let Some(team) = &filter.team_id {
+                query = query.bind(team);
+            }
+            if let Some(workflow) = &filter.workflow {
+                query = query.bind(workflow);
+            }
+            if let Some(status) = filter.status {
+                query = query.bind(status.as_str());
+            }
+            if let Some((at, id)) = &filter.before {
+                query = query.bind(T::enc(*at)).bind(id);
+            }
+            let rows = query
                 .bind(i64::from(limit))
                 .fetch_all(pool)
                 .await

@@ -1,0 +1,111 @@
+//! `dragnet serve`: the HTTP API and the runs it starts, in this process,
+//! on the configured store. The first Ctrl-C or SIGTERM stops taking work
+//! and lets running runs finish within the grace period (the rest are
+//! recorded as interrupted); a second one exits at once.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use dragnet_server::{AppState, ServerConfig};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::out::{say, Out};
+use crate::services::Services;
+use crate::workflow_cmd::EXIT_CANCELLED;
+use crate::EXIT_COMPLETE;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on, host:port (port 0 picks a free one). Default:
+    /// the configuration's `[server] bind`, else 127.0.0.1:8080.
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<String>,
+    /// Folder submitted workflows' `openapi:` paths are read from.
+    #[arg(long, value_name = "DIR")]
+    workflows_dir: Option<PathBuf>,
+}
+
+pub async fn serve(config: &Config, args: ServeArgs, out: &mut Out) -> Result<u8> {
+    let bind = args.bind.unwrap_or_else(|| config.server.bind.clone());
+    let listener = TcpListener::bind(&bind)
+        .await
+        .with_context(|| format!("cannot listen on {bind}"))?;
+    let addr = listener.local_addr().context("reading the bound address")?;
+    let services = Services::open(config).await?;
+    services.start_sweeper();
+    let server_config = ServerConfig {
+        workflows_dir: args
+            .workflows_dir
+            .or_else(|| config.server.workflows_dir.clone()),
+        limits: config.limits.clone(),
+        step_concurrency: config.concurrency.get(),
+        cache_mode: config.cache_mode,
+        shutdown_grace: config.server.shutdown_grace,
+        ..ServerConfig::default()
+    };
+    let state = AppState::new(
+        services.db.clone(),
+        server_config,
+        services.clock.clone(),
+        services.tracker.clone(),
+        services.cancel.clone(),
+    );
+    writeln!(
+        out,
+        "dragnet serve: listening on http://{addr} (store: {})",
+        services.db.backend()
+    )?;
+    out.flush()?;
+    services
+        .tracker
+        .spawn(signals(state.stopping().clone(), services.cancel.clone()));
+    let served = dragnet_server::serve(listener, state).await;
+    services.shutdown().await;
+    served.context("serving the API")?;
+    say("dragnet serve: stopped");
+    Ok(EXIT_COMPLETE)
+}
+
+/// The first signal stops taking work; a second exits at once.
+async fn signals(stopping: CancellationToken, root: CancellationToken) {
+    tokio::select! {
+        () = signal() => {}
+        () = root.cancelled() => return,
+    }
+    say("dragnet serve: stopping — running runs may finish (Ctrl-C again to exit now)");
+    stopping.cancel();
+    tokio::select! {
+        () = signal() => {
+            say("dragnet serve: exiting now");
+            std::process::exit(i32::from(EXIT_CANCELLED));
+        }
+        () = root.cancelled() => {}
+    }
+}
+
+/// Ctrl-C, or SIGTERM on Unix.
+async fn signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

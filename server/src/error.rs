@@ -1,0 +1,170 @@
+//! The API's one error type and the one place errors become HTTP answers:
+//! a status code and the body `{"error": {"kind", "message",
+//! "diagnostics"?}}`. A store failure is logged in full and answered with
+//! a plain message, so nothing of the database reaches a client.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use dragnet_engine::workflow::Diagnostics;
+use serde_json::{json, Value};
+
+/// Why a request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("no bearer token: send `Authorization: Bearer <token>`")]
+    MissingToken,
+
+    #[error("the bearer token is unknown or revoked")]
+    BadToken,
+
+    /// Also the answer for another team's resource, so nobody learns it
+    /// exists.
+    #[error("no {what} `{name}`")]
+    NotFound { what: &'static str, name: String },
+
+    #[error("no route {method} {path}")]
+    NoRoute { method: String, path: String },
+
+    #[error("{method} is not allowed on {path}")]
+    MethodNotAllowed { method: String, path: String },
+
+    #[error("the workflow file has {} problem(s)", .0.len())]
+    InvalidWorkflow(Diagnostics),
+
+    #[error("input `{name}`: {message}")]
+    InvalidInput { name: String, message: String },
+
+    /// The request itself is malformed (its JSON, a query parameter…).
+    #[error("{what}: {message}")]
+    BadRequest { what: &'static str, message: String },
+
+    #[error("{message}")]
+    Conflict { kind: &'static str, message: String },
+
+    /// Well-formed but refused (a file whose `name` is not the URL's).
+    #[error("{message}")]
+    Rejected { kind: &'static str, message: String },
+
+    #[error("the server is shutting down")]
+    ShuttingDown,
+
+    #[error("the store failed")]
+    Store(#[from] dragnet_store::Error),
+
+    #[error("the run could not start: {0}")]
+    Engine(#[from] dragnet_engine::Error),
+}
+
+impl ApiError {
+    /// The stable snake_case name clients match on.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ApiError::MissingToken | ApiError::BadToken => "unauthorized",
+            ApiError::NotFound { .. } | ApiError::NoRoute { .. } => "not_found",
+            ApiError::MethodNotAllowed { .. } => "method_not_allowed",
+            ApiError::InvalidWorkflow(_) => "invalid_workflow",
+            ApiError::InvalidInput { .. } => "invalid_input",
+            ApiError::BadRequest { .. } => "bad_request",
+            ApiError::Conflict { kind, .. } | ApiError::Rejected { kind, .. } => kind,
+            ApiError::ShuttingDown => "unavailable",
+            ApiError::Store(_) => "store_error",
+            ApiError::Engine(_) => "run_error",
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::MissingToken | ApiError::BadToken => StatusCode::UNAUTHORIZED,
+            ApiError::NotFound { .. } | ApiError::NoRoute { .. } => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::InvalidWorkflow(_)
+            | ApiError::InvalidInput { .. }
+            | ApiError::Rejected { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            ApiError::Conflict { .. } => StatusCode::CONFLICT,
+            ApiError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Store(_) | ApiError::Engine(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn not_found(what: &'static str, name: impl Into<String>) -> ApiError {
+        ApiError::NotFound {
+            what,
+            name: name.into(),
+        }
+    }
+
+    pub fn bad_request(what: &'static str, message: impl ToString) -> ApiError {
+        ApiError::BadRequest {
+            what,
+            message: message.to_string(),
+        }
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> Value {
+        let mut error = json!({"kind": self.kind(), "message": self.to_string()});
+        if let (ApiError::InvalidWorkflow(d), Some(obj)) = (self, error.as_object_mut()) {
+            obj.insert("diagnostics".into(), diagnostics_json(d));
+        }
+        json!({ "error": error })
+    }
+}
+
+/// Located diagnostics as JSON: file, line, column, YAML path, message.
+pub fn diagnostics_json(d: &Diagnostics) -> Value {
+    Value::Array(
+        d.iter()
+            .map(|d| {
+                json!({
+                    "file": d.file.display().to_string(),
+                    "line": d.line,
+                    "column": d.column,
+                    "path": d.path,
+                    "message": d.message,
+                })
+            })
+            .collect(),
+    )
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match &self {
+            ApiError::Store(e) => tracing::error!(error = %e, "store failure answering a request"),
+            ApiError::Engine(e) => tracing::error!(error = %e, "a run could not start"),
+            _ => {}
+        }
+        let mut response = (self.status(), Json(self.body())).into_response();
+        if self.status() == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer"),
+            );
+        }
+        response
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_failure_says_nothing_of_the_database() {
+        let e = ApiError::Store(dragnet_store::Error::BadValue { what: "run status" });
+        assert_eq!(e.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(e.body()["error"]["message"], "the store failed");
+        assert_eq!(e.body()["error"]["kind"], "store_error");
+    }
+
+    #[test]
+    fn another_teams_resource_reads_as_missing() {
+        let e = ApiError::not_found("run", "run_1");
+        assert_eq!(e.status(), StatusCode::NOT_FOUND);
+        assert_eq!(e.body()["error"]["message"], "no run `run_1`");
+    }
+}

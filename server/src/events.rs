@@ -1,0 +1,172 @@
+//! `GET /v1/runs/{id}/events`: a run's stream as server-sent events —
+//! `run`, `step` status changes, `data-tool-loop-progress` (at most one per
+//! 750 ms per step, as the walk throttles them) and a final `end` with the
+//! run's status, each with its number as the event id. `Last-Event-ID` (or
+//! `?after=`) resumes after that event without loss; a run that has ended
+//! replays its stored events and the stream closes.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use dragnet_engine::run::RunRecord;
+use dragnet_store::RunEvent;
+use futures::Stream;
+use serde::Deserialize;
+
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::Query;
+use crate::live::{end_json, step_json, EVENT_END, EVENT_STEP};
+use crate::runs::owned_run;
+use crate::state::AppState;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventParams {
+    /// Resume after this event id (as `Last-Event-ID` does).
+    pub after: Option<u64>,
+}
+
+pub async fn events(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+    Query(params): Query<EventParams>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    owned_run(&state, &caller, &run_id).await?;
+    let last = match headers.get("last-event-id") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .ok_or_else(|| ApiError::bad_request("Last-Event-ID", "give an event id"))?,
+        ),
+    };
+    let after = last.or(params.after).unwrap_or(0);
+    let stream = stream(state, run_id, after);
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+/// Where a stream stands.
+struct Reader {
+    state: AppState,
+    run_id: String,
+    /// The id of the last event sent.
+    after: u64,
+    queue: VecDeque<RunEvent>,
+    done: bool,
+}
+
+fn stream(
+    state: AppState,
+    run_id: String,
+    after: u64,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    let reader = Reader {
+        state,
+        run_id,
+        after,
+        queue: VecDeque::new(),
+        done: false,
+    };
+    futures::stream::unfold(reader, |mut r| async move {
+        let event = r.next().await?;
+        let sse = Event::default()
+            .id(event.seq.to_string())
+            .event(event.event.as_str())
+            .data(event.data.as_str());
+        Some((Ok(sse), r))
+    })
+}
+
+impl Reader {
+    async fn next(&mut self) -> Option<RunEvent> {
+        loop {
+            if let Some(e) = self.queue.pop_front() {
+                self.after = e.seq;
+                return Some(e);
+            }
+            if self.done {
+                return None;
+            }
+            match self.state.live().get(&self.run_id) {
+                Some(live) => {
+                    // Subscribed before reading, so no event slips between.
+                    let mut news = live.watch();
+                    let (events, ended) = live.events_after(self.after);
+                    if !events.is_empty() {
+                        self.queue.extend(events);
+                        continue;
+                    }
+                    if ended {
+                        self.done = true;
+                        continue;
+                    }
+                    tokio::select! {
+                        changed = news.changed() => if changed.is_err() { self.done = true },
+                        _ = self.state.halt().cancelled() => self.done = true,
+                    }
+                }
+                None => {
+                    // The run has ended: its events are stored.
+                    self.done = true;
+                    self.queue.extend(self.stored().await);
+                }
+            }
+        }
+    }
+
+    /// The stored events after the last one sent. A run that ended with
+    /// none stored (it ran in another process, or storing them failed) is
+    /// told from its record: each finished step, then its end.
+    async fn stored(&self) -> Vec<RunEvent> {
+        let db = self.state.db();
+        match db.run_events(&self.run_id, self.after).await {
+            Ok(events) if !events.is_empty() => return events,
+            Ok(_) => {}
+            Err(error) => {
+                tracing::error!(run_id = %self.run_id, %error, "reading a run's events");
+                return Vec::new();
+            }
+        }
+        match db.run_events(&self.run_id, 0).await {
+            Ok(all) if all.is_empty() => {}
+            // Stored, and every one of them sent already.
+            _ => return Vec::new(),
+        }
+        match db.get_run(&self.run_id).await {
+            Ok(Some(record)) => told_from(&record)
+                .into_iter()
+                .filter(|e| e.seq > self.after)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A finished run's events rebuilt from its record.
+fn told_from(record: &RunRecord) -> Vec<RunEvent> {
+    let mut events: Vec<RunEvent> = record
+        .steps
+        .iter()
+        .filter(|s| s.is_finished())
+        .map(|s| (EVENT_STEP, step_json(s).to_string()))
+        .chain(std::iter::once((EVENT_END, end_json(record).to_string())))
+        .enumerate()
+        .map(|(i, (event, data))| RunEvent {
+            seq: i as u64 + 1,
+            event: event.to_string(),
+            data,
+        })
+        .collect();
+    events.shrink_to_fit();
+    events
+}

@@ -1,0 +1,234 @@
+//! Starting a run of a submitted workflow: its current version compiled
+//! (documents from the upload, else the workflows_dir), inputs typed, the
+//! run's row written with its idempotency key, and the run itself started
+//! as a tracked task of this process that writes its record as it goes and
+//! its stream's events when it ends.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use dragnet_engine::run::{self, Fanout, RunCache, RunOptions, RunRecord, RunStatus};
+use dragnet_engine::workflow::{self, model::Workflow, Diagnostics, DocumentSource};
+use dragnet_store::{NewRun, ObserverOptions, RunOwner, StoreObserver, Submitted};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::live::StreamObserver;
+use crate::state::AppState;
+
+/// What a run request asks for.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRequest {
+    #[serde(default)]
+    pub inputs: Map<String, Value>,
+    /// Never read the cache.
+    #[serde(default)]
+    pub experiment: bool,
+    /// Bypass cached walks and replace them.
+    #[serde(default)]
+    pub refresh: bool,
+}
+
+/// The run a request started, or the one its idempotency key names.
+#[derive(Debug, Clone)]
+pub struct Started {
+    pub run_id: String,
+    pub version: i64,
+    /// False when an earlier request with the same key made it.
+    pub created: bool,
+}
+
+/// Compiles workflow text as the server reads it: `openapi:` paths from
+/// `documents`, else under the workflows_dir, nothing elsewhere.
+pub async fn compile(
+    state: &AppState,
+    file_name: &str,
+    source: String,
+    documents: BTreeMap<String, String>,
+) -> ApiResult<Result<Workflow, Diagnostics>> {
+    let documents = DocumentSource::Confined {
+        uploaded: documents,
+        root: state.config().workflows_dir.clone(),
+    };
+    let file = file_name.to_string();
+    tokio::task::spawn_blocking(move || workflow::load_with(Path::new(&file), &source, &documents))
+        .await
+        .map_err(|_| ApiError::Conflict {
+            kind: "compile_failed",
+            message: "compiling the workflow ended abnormally".into(),
+        })
+}
+
+/// Starts a run of the team's workflow `name` (its current version).
+pub async fn start(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    request: RunRequest,
+    idempotency: Option<(&str, &str)>,
+) -> ApiResult<Started> {
+    if state.stopping().is_cancelled() {
+        return Err(ApiError::ShuttingDown);
+    }
+    let db = state.db();
+    let (summary, _) = db
+        .get_workflow(caller.team_id(), name)
+        .await?
+        .ok_or_else(|| ApiError::not_found("workflow", name))?;
+    let version = summary.current_version;
+    let text = db
+        .workflow_version(caller.team_id(), name, version)
+        .await?
+        .ok_or_else(|| ApiError::not_found("workflow", name))?;
+    let wf = compile(state, &text.info.file_name, text.source, text.documents)
+        .await?
+        .map_err(ApiError::InvalidWorkflow)?;
+    let inputs = run::resolve_inputs(&wf, &request.inputs).map_err(|e| match e {
+        dragnet_engine::Error::Input { name, message } => ApiError::InvalidInput { name, message },
+        other => ApiError::Engine(other),
+    })?;
+    let now = state.clock().now();
+    let run_id = run::new_run_id(now);
+    let owner = RunOwner::this_process();
+    let submitted = db
+        .submit_run(
+            NewRun {
+                run_id: &run_id,
+                team_id: caller.team_id(),
+                workflow: &wf.name,
+                version,
+                source: &wf.source.display().to_string(),
+                inputs: &inputs,
+                idempotency,
+            },
+            &owner,
+            now,
+        )
+        .await?;
+    match submitted {
+        Submitted::Existing { run_id } => {
+            let version = db
+                .run_owner(&run_id)
+                .await?
+                .and_then(|o| o.1)
+                .unwrap_or(version);
+            return Ok(Started {
+                run_id,
+                version,
+                created: false,
+            });
+        }
+        Submitted::KeyReused => {
+            return Err(ApiError::Conflict {
+                kind: "idempotency_key_reused",
+                message: "this Idempotency-Key was used within 24 hours for another request".into(),
+            })
+        }
+        Submitted::Created => {}
+    }
+    spawn_run(state, caller, Arc::new(wf), &run_id, request, inputs);
+    Ok(Started {
+        run_id,
+        version,
+        created: true,
+    })
+}
+
+/// Runs it as a tracked task; returns at once.
+fn spawn_run(
+    state: &AppState,
+    caller: &Caller,
+    wf: Arc<Workflow>,
+    run_id: &str,
+    request: RunRequest,
+    inputs: Value,
+) {
+    let cancel = state.halt().child_token();
+    let live = state.live().add(run_id, caller.team_id(), cancel.clone());
+    let config = state.config();
+    let cache = (config.cache_mode != dragnet_steps::cache::CacheMode::Off).then(|| RunCache {
+        store: Arc::new(state.db().clone()),
+        mode: config.cache_mode,
+        // Entries are the team's own: no team reads another's.
+        org: format!("team:{}", caller.team_id()),
+        experiment: request.experiment,
+        refresh: request.refresh,
+    });
+    let options = RunOptions {
+        run_id: Some(run_id.to_string()),
+        inputs: request.inputs,
+        concurrency: config.step_concurrency.max(1),
+        limits: config.limits.clone(),
+        env: config.env.clone(),
+        cancel,
+        cache,
+        clock: state.clock().clone(),
+        ..RunOptions::default()
+    };
+    let state = state.clone();
+    let store = Arc::new(StoreObserver::start(
+        state.db().clone(),
+        state.clock().clone(),
+        ObserverOptions::default(),
+        state.tracker(),
+        state.halt().child_token(),
+    ));
+    let observer = Arc::new(StreamObserver {
+        run: live.clone(),
+        next: Arc::new(Fanout(vec![store.clone()])),
+    });
+    state.tracker().clone().spawn(async move {
+        let outcome = run::run(wf.clone(), options, observer.clone()).await;
+        if let Err(error) = outcome {
+            // The workflow compiled and its inputs were typed, so this is
+            // rare; the run is recorded failed with the reason.
+            tracing::error!(run_id = %live.run_id, %error, "a run could not start");
+            let record = failed_record(&wf, &live.run_id, &state, inputs);
+            dragnet_engine::run::RunObserver::run_finished(observer.as_ref(), &record);
+        }
+        store.close().await;
+        if let Err(error) = state
+            .db()
+            .append_run_events(&live.run_id, &live.all_events())
+            .await
+        {
+            tracing::error!(run_id = %live.run_id, %error, "the run's events could not be stored");
+        }
+        state.live().remove(&live.run_id);
+    });
+}
+
+fn failed_record(wf: &Workflow, run_id: &str, state: &AppState, inputs: Value) -> RunRecord {
+    let now = state.clock().now();
+    RunRecord {
+        run_id: run_id.to_string(),
+        workflow: wf.name.clone(),
+        source: wf.source.display().to_string(),
+        status: RunStatus::Failed,
+        started_at: now,
+        finished_at: Some(now),
+        duration_ms: 0,
+        inputs,
+        steps: Vec::new(),
+    }
+}
+
+/// Stops every running run now, recording each as interrupted.
+pub fn interrupt_all(state: &AppState) {
+    for run in state.live().all() {
+        run.interrupt();
+    }
+}
+
+/// Cancels run `run_id` of the caller's team; false when it is not running.
+pub fn cancel(state: &AppState, caller: &Caller, run_id: &str) -> Option<CancellationToken> {
+    let live = state.live().get(run_id)?;
+    (live.team_id == caller.team_id()).then(|| {
+        live.cancel.cancel();
+        live.cancel.clone()
+    })
+}

@@ -1,0 +1,28 @@
+//! dragnet-server is dragnet's HTTP API (SPEC §6, §8): teams holding bearer
+//! tokens submit workflow files as versions, validate them with located
+//! diagnostics, start runs (inputs typed, idempotency keys honoured), list
+//! and read them, cancel them, and follow each as server-sent events. Runs
+//! execute in this process through the engine, recorded in the store as
+//! they go. Errors become status codes in one place (`error`); shutdown
+//! stops taking work, lets running runs finish within a grace period and
+//! records the rest as interrupted.
+#![forbid(unsafe_code)]
+
+pub mod auth;
+mod error;
+mod events;
+mod extract;
+mod launch;
+mod live;
+mod routes;
+mod runs;
+mod shutdown;
+mod state;
+mod upload;
+mod workflows;
+
+pub use auth::{create_token, new_team_id, token_hash, NewToken, TOKEN_PREFIX};
+pub use error::{ApiError, ApiResult};
+pub use routes::router;
+pub use shutdown::serve;
+pub use state::{AppState, ServerConfig};

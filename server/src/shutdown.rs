@@ -1,0 +1,70 @@
+//! Serving until told to stop, then stopping in order: no new connections
+//! or runs (`stopping`), running runs given the grace period to finish,
+//! the rest stopped and recorded as interrupted, then every background
+//! task halted and awaited (bounded).
+
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+use crate::launch::interrupt_all;
+use crate::routes::router;
+use crate::state::AppState;
+
+/// How long interrupted runs get to write their records.
+const RECORD_GRACE: Duration = Duration::from_secs(10);
+
+/// Serves the API on `listener` until `state.stopping()` is cancelled, then
+/// drains as above. Cancelling `state.halt()` stops everything at once.
+pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()> {
+    let app = router(state.clone());
+    let stopping = state.stopping().clone();
+    let server = axum::serve(listener, app)
+        .with_graceful_shutdown(async move { stopping.cancelled().await });
+    let drain = async {
+        state.stopping().cancelled().await;
+        drain_runs(&state).await;
+        // Streams still open and idle writers end now.
+        state.halt().cancel();
+    };
+    let (served, ()) = tokio::join!(async { server.await }, drain);
+    state.tracker().close();
+    if tokio::time::timeout(RECORD_GRACE, state.tracker().wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("background tasks did not finish within {RECORD_GRACE:?}");
+    }
+    served
+}
+
+/// Waits for running runs up to the grace period, then interrupts the rest
+/// and waits for their records.
+async fn drain_runs(state: &AppState) {
+    let grace = state.config().shutdown_grace;
+    if !state.live().is_empty() {
+        tracing::info!(
+            runs = state.live().all().len(),
+            ?grace,
+            "waiting for running runs"
+        );
+    }
+    if tokio::time::timeout(grace, until_no_runs(state))
+        .await
+        .is_ok()
+    {
+        return;
+    }
+    tracing::warn!(
+        runs = state.live().all().len(),
+        "grace period over: stopping the runs still running, recorded as interrupted"
+    );
+    interrupt_all(state);
+    let _ = tokio::time::timeout(RECORD_GRACE, until_no_runs(state)).await;
+}
+
+async fn until_no_runs(state: &AppState) {
+    while !state.live().is_empty() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

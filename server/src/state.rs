@@ -1,0 +1,118 @@
+//! What every handler shares: the store, the server's settings, the clock,
+//! the runs this process is running, and the tokens and tracker that shut
+//! it all down.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dragnet_engine::run::EnvLookup;
+use dragnet_steps::cache::CacheMode;
+use dragnet_steps::clock::Clock;
+use dragnet_steps::Limits;
+use dragnet_store::Db;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::live::LiveRuns;
+
+/// How the server runs workflows.
+#[derive(Clone)]
+pub struct ServerConfig {
+    /// Where submitted workflows' `openapi:` paths are read from (besides
+    /// documents uploaded with them); nothing outside it is read.
+    pub workflows_dir: Option<PathBuf>,
+    /// Bounds of every tool call.
+    pub limits: Limits,
+    /// Steps of one run running at once.
+    pub step_concurrency: usize,
+    /// The cache, for steps that opt in; entries are scoped to the team.
+    pub cache_mode: CacheMode,
+    /// Where providers' credential variables are read from.
+    pub env: EnvLookup,
+    /// The largest request body accepted (a workflow with its documents).
+    pub body_limit: usize,
+    /// On shutdown, how long running runs may go on before they are
+    /// stopped and recorded as interrupted.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            workflows_dir: None,
+            limits: Limits::default(),
+            step_concurrency: 4,
+            cache_mode: CacheMode::On,
+            env: Arc::new(|var| std::env::var(var).ok()),
+            body_limit: 32 * 1024 * 1024,
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The shared state; cloning is cheap.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+struct Inner {
+    db: Db,
+    config: ServerConfig,
+    clock: Arc<dyn Clock>,
+    live: LiveRuns,
+    tracker: TaskTracker,
+    /// Cancelled when the server stops taking work.
+    stopping: CancellationToken,
+    /// Cancelled when every background task must end now.
+    halt: CancellationToken,
+}
+
+impl AppState {
+    pub fn new(
+        db: Db,
+        config: ServerConfig,
+        clock: Arc<dyn Clock>,
+        tracker: TaskTracker,
+        halt: CancellationToken,
+    ) -> AppState {
+        AppState(Arc::new(Inner {
+            db,
+            config,
+            clock,
+            live: LiveRuns::default(),
+            tracker,
+            stopping: CancellationToken::new(),
+            halt,
+        }))
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.0.db
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.0.config
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.0.clock
+    }
+
+    pub fn live(&self) -> &LiveRuns {
+        &self.0.live
+    }
+
+    pub fn tracker(&self) -> &TaskTracker {
+        &self.0.tracker
+    }
+
+    /// Cancelled once the server stops accepting work.
+    pub fn stopping(&self) -> &CancellationToken {
+        &self.0.stopping
+    }
+
+    /// The root token: cancelled when everything must stop at once.
+    pub fn halt(&self) -> &CancellationToken {
+        &self.0.halt
+    }
+}
