@@ -1,0 +1,252 @@
+//! A real server for the API tests: the demo shop as the upstream, a store
+//! of the test's backend, `dragnet_server::serve` on 127.0.0.1:0, and a
+//! reqwest client; helpers for teams, workflows and event streams.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use dragnet_server::{AppState, ServerConfig};
+use dragnet_shop::ShopHandle;
+use dragnet_steps::clock::{Clock, SystemClock};
+use dragnet_store::Db;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub struct Api {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub state: AppState,
+    pub shop: ShopHandle,
+    pub db: Db,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+/// One event of a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sse {
+    pub id: u64,
+    pub event: String,
+    pub data: Value,
+}
+
+impl Api {
+    pub async fn start(db: Db) -> Result<Api> {
+        Api::start_with(db, ServerConfig::default()).await
+    }
+
+    pub async fn start_with(db: Db, config: ServerConfig) -> Result<Api> {
+        let shop = dragnet_shop::start("127.0.0.1:0".parse()?).await?;
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let state = AppState::new(
+            db.clone(),
+            config,
+            clock,
+            TaskTracker::new(),
+            CancellationToken::new(),
+        );
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let task = tokio::spawn(dragnet_server::serve(listener, state.clone()));
+        Ok(Api {
+            base,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(60))
+                .build()?,
+            state,
+            shop,
+            db,
+            task,
+        })
+    }
+
+    /// Creates team `name` and returns a live token of it.
+    pub async fn team(&self, name: &str) -> Result<String> {
+        let now = SystemClock.now();
+        self.db
+            .create_team(&dragnet_server::new_team_id(), name, now)
+            .await?;
+        Ok(dragnet_server::create_token(&self.db, name, now).await?.token)
+    }
+
+    /// A workflow `name` over the shop: properties, then their open
+    /// orders over `min_total`; `fault` goes to the shop as X-Shop-Fault.
+    pub fn workflow(&self, name: &str, fault: Option<&str>) -> String {
+        let headers = fault
+            .map(|f| format!("\n    headers:\n      X-Shop-Fault: \"{f}\""))
+            .unwrap_or_default();
+        format!(
+            "name: {name}
+inputs:
+  min_total:
+    type: number
+    default: 500
+providers:
+  shop:
+    openapi: openapi.yaml
+    base_url: {base}{headers}
+steps:
+  - id: properties
+    tool: shop.listProperties
+  - id: open_orders
+    tool: shop.listPropertyOrders
+    input:
+      status: open
+    loop:
+      all_pages: true
+      for_each:
+        key: property_id
+        values: {{ ref: \"$.steps.properties.data[*].id\" }}
+      fields: [id, total]
+      filter:
+        - {{ field: total, op: gt, value: {{ ref: \"$.inputs.min_total\" }} }}
+",
+            base = self.shop.base_url()
+        )
+    }
+
+    /// The workflow with the shop's OpenAPI document, as a JSON bundle.
+    pub fn bundle(&self, yaml: &str) -> Result<String> {
+        let doc = std::fs::read_to_string(dragnet_shop::openapi_path())?;
+        Ok(json!({"workflow": yaml, "documents": {"openapi.yaml": doc}}).to_string())
+    }
+
+    /// Sends a request; returns the status and the body as JSON (Null
+    /// when empty).
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<(&str, &str)>,
+        headers: &[(&str, &str)],
+    ) -> Result<(StatusCode, Value)> {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some((content_type, text)) = body {
+            req = req
+                .header("content-type", content_type)
+                .body(text.to_string());
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = req.send().await.with_context(|| format!("sending to {path}"))?;
+        let status = resp.status();
+        let text = resp.text().await?;
+        let value = match text.trim().is_empty() {
+            true => Value::Null,
+            false => serde_json::from_str(&text).with_context(|| format!("{status}: {text}"))?,
+        };
+        Ok((status, value))
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> Result<(StatusCode, Value)> {
+        self.send(Method::GET, path, Some(token), None, &[]).await
+    }
+
+    /// Pushes workflow `name` as a bundle.
+    pub async fn push(&self, token: &str, name: &str, yaml: &str) -> Result<(StatusCode, Value)> {
+        let bundle = self.bundle(yaml)?;
+        self.send(
+            Method::PUT,
+            &format!("/v1/workflows/{name}"),
+            Some(token),
+            Some(("application/json", &bundle)),
+            &[],
+        )
+        .await
+    }
+
+    /// Starts a run; returns its id.
+    pub async fn run(&self, token: &str, name: &str, body: &str) -> Result<String> {
+        let (status, v) = self
+            .send(
+                Method::POST,
+                &format!("/v1/workflows/{name}/runs"),
+                Some(token),
+                Some(("application/json", body)),
+                &[],
+            )
+            .await?;
+        anyhow::ensure!(status == StatusCode::CREATED, "{status}: {v}");
+        v["run_id"]
+            .as_str()
+            .map(str::to_string)
+            .context("a run id")
+    }
+
+    /// The whole event stream of a run (it closes when the run ends).
+    pub async fn events(&self, token: &str, run_id: &str, last: Option<u64>) -> Result<Vec<Sse>> {
+        let mut req = self
+            .http
+            .get(format!("{}/v1/runs/{run_id}/events", self.base))
+            .bearer_auth(token);
+        if let Some(id) = last {
+            req = req.header("last-event-id", id.to_string());
+        }
+        let resp = req.send().await?;
+        anyhow::ensure!(resp.status() == StatusCode::OK, "events: {}", resp.status());
+        let kind = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        anyhow::ensure!(kind.starts_with("text/event-stream"), "content type {kind}");
+        parse_sse(&resp.text().await?)
+    }
+
+    /// Waits until run `run_id` is recorded with a final status.
+    pub async fn finished(&self, token: &str, run_id: &str) -> Result<Value> {
+        for _ in 0..600 {
+            let (_, v) = self.get(&format!("/v1/runs/{run_id}"), token).await?;
+            if v["status"] != "running" {
+                return Ok(v);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        anyhow::bail!("run {run_id} did not finish")
+    }
+
+    /// Stops the server as a signal would, and waits for it.
+    pub async fn stop(self) -> Result<()> {
+        self.state.stopping().cancel();
+        self.task.await??;
+        self.shop.shutdown().await;
+        Ok(())
+    }
+}
+
+/// Reads a `text/event-stream` body (comments and keep-alives skipped).
+pub fn parse_sse(text: &str) -> Result<Vec<Sse>> {
+    let mut out = Vec::new();
+    for block in text.split("\n\n").filter(|b| !b.trim().is_empty()) {
+        let (mut id, mut event, mut data) = (None, None, String::new());
+        for line in block.lines() {
+            if let Some(v) = line.strip_prefix("id:") {
+                id = Some(v.trim().parse::<u64>()?);
+            } else if let Some(v) = line.strip_prefix("event:") {
+                event = Some(v.trim().to_string());
+            } else if let Some(v) = line.strip_prefix("data:") {
+                data.push_str(v.trim_start());
+            }
+        }
+        if let (Some(id), Some(event)) = (id, event) {
+            out.push(Sse {
+                id,
+                event,
+                data: serde_json::from_str(&data)?,
+            });
+        }
+    }
+    Ok(out)
+}
