@@ -10,6 +10,7 @@ pub mod error;
 pub mod plan;
 pub mod refs;
 pub mod run;
+pub mod schedule;
 pub mod workflow;
 
 pub use error::Error;

@@ -76,15 +76,13 @@ fn full_fixture_compiles_into_the_model() {
         &wf.providers["backup"].toolkit
     ));
     assert_eq!(wf.triggers.len(), 2);
-    let Trigger::Cron {
-        expression,
-        timezone,
-        ..
-    } = &wf.triggers[0];
-    assert_eq!(expression, "0 2 * * *");
-    assert_eq!(timezone.name(), "Europe/Berlin");
-    let Trigger::Cron { timezone, .. } = &wf.triggers[1];
-    assert_eq!(*timezone, chrono_tz::Tz::UTC);
+    let Trigger::Cron(first) = &wf.triggers[0];
+    assert_eq!(first.expression, "0 2 * * *");
+    assert_eq!(first.timezone.name(), "Europe/Berlin");
+    assert_eq!(first.catch_up, dragnet_engine::schedule::CatchUp::Last);
+    assert_eq!(first.overlap, dragnet_engine::schedule::Overlap::Skip);
+    let Trigger::Cron(second) = &wf.triggers[1];
+    assert_eq!(second.timezone, chrono_tz::Tz::UTC);
 
     assert_eq!(wf.steps.len(), 6);
     let props = &wf.steps[0];

@@ -31,13 +31,17 @@ async fn requests_need_a_live_token_and_teams_see_only_their_own(db: Db) -> Resu
     let api = Api::start(db).await?;
     let a = api.team("acme").await?;
     let b = api.team("bravo").await?;
-    let (status, body) = api.send(Method::GET, "/v1/workflows", None, None, &[]).await?;
+    let (status, body) = api
+        .send(Method::GET, "/v1/workflows", None, None, &[])
+        .await?;
     ensure!(status == StatusCode::UNAUTHORIZED, "{status}");
     ensure!(body["error"]["kind"] == "unauthorized", "{body}");
     let (status, _) = api.get("/v1/workflows", "dnt_not-a-token").await?;
     ensure!(status == StatusCode::UNAUTHORIZED);
 
-    let (status, _) = api.push(&a, "orders", &api.workflow("orders", None)).await?;
+    let (status, _) = api
+        .push(&a, "orders", &api.workflow("orders", None))
+        .await?;
     ensure!(status == StatusCode::CREATED, "{status}");
     let run = api.run(&a, "orders", "{}").await?;
     api.finished(&a, &run).await?;
@@ -50,11 +54,23 @@ async fn requests_need_a_live_token_and_teams_see_only_their_own(db: Db) -> Resu
     let (status, _) = api.get(&format!("/v1/runs/{run}/events"), &b).await?;
     ensure!(status == StatusCode::NOT_FOUND);
     let (status, _) = api
-        .send(Method::POST, &format!("/v1/runs/{run}/cancel"), Some(&b), None, &[])
+        .send(
+            Method::POST,
+            &format!("/v1/runs/{run}/cancel"),
+            Some(&b),
+            None,
+            &[],
+        )
         .await?;
     ensure!(status == StatusCode::NOT_FOUND);
     let (status, _) = api
-        .send(Method::POST, "/v1/workflows/orders/runs", Some(&b), None, &[])
+        .send(
+            Method::POST,
+            "/v1/workflows/orders/runs",
+            Some(&b),
+            None,
+            &[],
+        )
         .await?;
     ensure!(status == StatusCode::NOT_FOUND);
     let (_, listed) = api.get("/v1/runs", &b).await?;
@@ -77,12 +93,21 @@ async fn pushing_unchanged_content_makes_no_new_version(db: Db) -> Result<()> {
     let t = api.team("acme").await?;
     let yaml = api.workflow("orders", None);
     let (status, v) = api.push(&t, "orders", &yaml).await?;
-    ensure!(status == StatusCode::CREATED && v["version"] == 1, "{status} {v}");
+    ensure!(
+        status == StatusCode::CREATED && v["version"] == 1,
+        "{status} {v}"
+    );
     let (status, v) = api.push(&t, "orders", &yaml).await?;
-    ensure!(status == StatusCode::OK && v["version"] == 1 && v["created"] == false, "{v}");
+    ensure!(
+        status == StatusCode::OK && v["version"] == 1 && v["created"] == false,
+        "{v}"
+    );
     let changed = yaml.replace("default: 500", "default: 900");
     let (status, v) = api.push(&t, "orders", &changed).await?;
-    ensure!(status == StatusCode::CREATED && v["version"] == 2, "{status} {v}");
+    ensure!(
+        status == StatusCode::CREATED && v["version"] == 2,
+        "{status} {v}"
+    );
     let (_, got) = api.get("/v1/workflows/orders", &t).await?;
     ensure!(got["current_version"] == 2, "{got}");
     let versions: Vec<i64> = got["versions"]
@@ -91,7 +116,10 @@ async fn pushing_unchanged_content_makes_no_new_version(db: Db) -> Result<()> {
         .unwrap_or_default();
     ensure!(versions == [2, 1], "{versions:?}");
     ensure!(got["source"].as_str() == Some(changed.as_str()));
-    ensure!(got["documents"] == serde_json::json!(["openapi.yaml"]), "{got}");
+    ensure!(
+        got["documents"] == serde_json::json!(["openapi.yaml"]),
+        "{got}"
+    );
     // A run names the version it ran.
     let run = api.run(&t, "orders", "{}").await?;
     let record = api.finished(&t, &run).await?;
@@ -107,7 +135,10 @@ async fn pushing_unchanged_content_makes_no_new_version(db: Db) -> Result<()> {
     let (status, _) = api.get(&format!("/v1/runs/{run}"), &t).await?;
     ensure!(status == StatusCode::OK);
     let (status, v) = api.push(&t, "orders", &changed).await?;
-    ensure!(status == StatusCode::CREATED && v["version"] == 3, "{status} {v}");
+    ensure!(
+        status == StatusCode::CREATED && v["version"] == 3,
+        "{status} {v}"
+    );
     api.stop().await
 }
 
@@ -129,9 +160,17 @@ async fn invalid_files_are_refused_with_located_diagnostics(db: Db) -> Result<()
     ensure!(status == StatusCode::UNPROCESSABLE_ENTITY, "{status} {v}");
     ensure!(v["error"]["kind"] == "invalid_workflow", "{v}");
     let d = &v["error"]["diagnostics"][0];
-    ensure!(d["file"] == "orders.yaml" && d["line"] == 12 && d["column"] == 11, "{d}");
+    ensure!(
+        d["file"] == "orders.yaml" && d["line"] == 12 && d["column"] == 11,
+        "{d}"
+    );
     ensure!(d["path"] == "steps[0].tool", "{d}");
-    ensure!(d["message"].as_str().is_some_and(|m| m.contains("listProperties")), "{d}");
+    ensure!(
+        d["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("listProperties")),
+        "{d}"
+    );
     // Nothing was stored.
     let (status, _) = api.get("/v1/workflows/orders", &t).await?;
     ensure!(status == StatusCode::NOT_FOUND);
@@ -150,7 +189,13 @@ async fn invalid_files_are_refused_with_located_diagnostics(db: Db) -> Result<()
     ensure!(v["diagnostics"][0]["line"] == 12, "{v}");
     let good = api.bundle(&api.workflow("orders", None))?;
     let (_, v) = api
-        .send(Method::POST, "/v1/validate", Some(&t), Some(("application/json", &good)), &[])
+        .send(
+            Method::POST,
+            "/v1/validate",
+            Some(&t),
+            Some(("application/json", &good)),
+            &[],
+        )
         .await?;
     ensure!(v["valid"] == true && v["steps"] == 2, "{v}");
 
@@ -181,7 +226,9 @@ async fn invalid_files_are_refused_with_located_diagnostics(db: Db) -> Result<()
         )
         .await?;
     ensure!(status == StatusCode::UNPROCESSABLE_ENTITY, "{status}");
-    let message = v["error"]["diagnostics"][0]["message"].as_str().unwrap_or("");
+    let message = v["error"]["diagnostics"][0]["message"]
+        .as_str()
+        .unwrap_or("");
     ensure!(message.contains("climbs out"), "{message}");
 
     // The file's name must be the one it is submitted as.
@@ -190,7 +237,8 @@ async fn invalid_files_are_refused_with_located_diagnostics(db: Db) -> Result<()
     ensure!(v["error"]["kind"] == "name_mismatch", "{v}");
 
     // Inputs are typed when a run is asked for.
-    api.push(&t, "orders", &api.workflow("orders", None)).await?;
+    api.push(&t, "orders", &api.workflow("orders", None))
+        .await?;
     let (status, v) = api
         .send(
             Method::POST,
@@ -211,7 +259,10 @@ async fn invalid_files_are_refused_with_located_diagnostics(db: Db) -> Result<()
             &[],
         )
         .await?;
-    ensure!(status == StatusCode::BAD_REQUEST && v["error"]["kind"] == "bad_request", "{v}");
+    ensure!(
+        status == StatusCode::BAD_REQUEST && v["error"]["kind"] == "bad_request",
+        "{v}"
+    );
     api.stop().await
 }
 
@@ -221,7 +272,9 @@ async fn a_run_streams_its_events_and_a_stream_resumes_after_an_id(db: Db) -> Re
     // Slow pages, so the stream is read while the run is still going.
     api.push(&t, "orders", &api.workflow("orders", Some("latency=100")))
         .await?;
-    let run = api.run(&t, "orders", r#"{"inputs": {"min_total": 100}}"#).await?;
+    let run = api
+        .run(&t, "orders", r#"{"inputs": {"min_total": 100}}"#)
+        .await?;
     let live = api.events(&t, &run, None).await?;
     let ids: Vec<u64> = live.iter().map(|e| e.id).collect();
     ensure!(ids == (1..=ids.len() as u64).collect::<Vec<_>>(), "{ids:?}");
@@ -242,12 +295,17 @@ async fn a_run_streams_its_events_and_a_stream_resumes_after_an_id(db: Db) -> Re
         .filter(|e| e.event == "data-tool-loop-progress")
         .collect();
     ensure!(!progress.is_empty(), "no progress in {live:?}");
-    ensure!(progress.iter().all(|e| e.data["page"].is_u64() && e.data["step"].is_string()));
+    ensure!(progress
+        .iter()
+        .all(|e| e.data["page"].is_u64() && e.data["step"].is_string()));
     // The verdict rides on the step event.
     let done = live
         .iter()
         .find(|e| e.data["step"] == "open_orders" && e.data["status"] == "succeeded");
-    ensure!(done.is_some_and(|e| e.data["verdict"]["complete"] == true), "{done:?}");
+    ensure!(
+        done.is_some_and(|e| e.data["verdict"]["complete"] == true),
+        "{done:?}"
+    );
 
     // After the end: the stored stream replays, and resumes after an id.
     let replay = api.events(&t, &run, None).await?;
@@ -256,7 +314,10 @@ async fn a_run_streams_its_events_and_a_stream_resumes_after_an_id(db: Db) -> Re
     ensure!(resumed == live[2..], "{resumed:?}");
     let (_, with) = api.get(&format!("/v1/runs/{run}?outputs=true"), &t).await?;
     let (_, without) = api.get(&format!("/v1/runs/{run}"), &t).await?;
-    ensure!(with["steps"][1]["output"]["_loop"]["complete"] == true, "{with}");
+    ensure!(
+        with["steps"][1]["output"]["_loop"]["complete"] == true,
+        "{with}"
+    );
     ensure!(without["steps"][1].get("output").is_none(), "{without}");
     api.stop().await
 }
@@ -272,7 +333,8 @@ fn unreachable_sse() -> support::Sse {
 async fn an_idempotency_key_answers_with_its_first_run(db: Db) -> Result<()> {
     let api = Api::start(db).await?;
     let t = api.team("acme").await?;
-    api.push(&t, "orders", &api.workflow("orders", None)).await?;
+    api.push(&t, "orders", &api.workflow("orders", None))
+        .await?;
     let post = |body: &'static str, key: &'static str| {
         let api = &api;
         let t = &t;
@@ -290,15 +352,24 @@ async fn an_idempotency_key_answers_with_its_first_run(db: Db) -> Result<()> {
     let (status, first) = post(r#"{"inputs": {"min_total": 1}}"#, "k1").await?;
     ensure!(status == StatusCode::CREATED, "{status} {first}");
     let (status, again) = post(r#"{"inputs": {"min_total": 1}}"#, "k1").await?;
-    ensure!(status == StatusCode::OK && again["created"] == false, "{status} {again}");
+    ensure!(
+        status == StatusCode::OK && again["created"] == false,
+        "{status} {again}"
+    );
     ensure!(again["run_id"] == first["run_id"], "{again} {first}");
     let (status, other) = post(r#"{"inputs": {"min_total": 2}}"#, "k1").await?;
     ensure!(status == StatusCode::CONFLICT, "{status} {other}");
-    ensure!(other["error"]["kind"] == "idempotency_key_reused", "{other}");
+    ensure!(
+        other["error"]["kind"] == "idempotency_key_reused",
+        "{other}"
+    );
     let (status, fresh) = post(r#"{"inputs": {"min_total": 2}}"#, "k2").await?;
     ensure!(status == StatusCode::CREATED && fresh["run_id"] != first["run_id"]);
     let (_, listed) = api.get("/v1/runs", &t).await?;
-    ensure!(listed["runs"].as_array().map(Vec::len) == Some(2), "{listed}");
+    ensure!(
+        listed["runs"].as_array().map(Vec::len) == Some(2),
+        "{listed}"
+    );
     for id in [&first["run_id"], &fresh["run_id"]] {
         api.finished(&t, id.as_str().unwrap_or_default()).await?;
     }
@@ -308,7 +379,8 @@ async fn an_idempotency_key_answers_with_its_first_run(db: Db) -> Result<()> {
 async fn runs_are_listed_newest_first_a_page_at_a_time(db: Db) -> Result<()> {
     let api = Api::start(db).await?;
     let t = api.team("acme").await?;
-    api.push(&t, "orders", &api.workflow("orders", None)).await?;
+    api.push(&t, "orders", &api.workflow("orders", None))
+        .await?;
     api.push(&t, "other", &api.workflow("other", None)).await?;
     let mut started = Vec::new();
     for name in ["orders", "orders", "other", "orders"] {
@@ -320,13 +392,23 @@ async fn runs_are_listed_newest_first_a_page_at_a_time(db: Db) -> Result<()> {
     let ids = |v: &Value| -> Vec<String> {
         v["runs"]
             .as_array()
-            .map(|a| a.iter().filter_map(|r| r["run_id"].as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|r| r["run_id"].as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     };
-    ensure!(ids(&page) == [started[3].clone(), started[1].clone()], "{page}");
+    ensure!(
+        ids(&page) == [started[3].clone(), started[1].clone()],
+        "{page}"
+    );
     let cursor = page["next_cursor"].as_str().unwrap_or_default().to_string();
     let (_, next) = api
-        .get(&format!("/v1/runs?workflow=orders&limit=2&cursor={cursor}"), &t)
+        .get(
+            &format!("/v1/runs?workflow=orders&limit=2&cursor={cursor}"),
+            &t,
+        )
         .await?;
     ensure!(ids(&next) == [started[0].clone()], "{next}");
     ensure!(next["next_cursor"].is_null(), "{next}");
@@ -346,17 +428,27 @@ async fn a_cancelled_run_ends_cancelled(db: Db) -> Result<()> {
     let t = api.team("acme").await?;
     api.push(&t, "slow", &api.workflow("slow", Some("latency=300")))
         .await?;
-    let run = api.run(&t, "slow", r#"{"inputs": {"min_total": 0}}"#).await?;
+    let run = api
+        .run(&t, "slow", r#"{"inputs": {"min_total": 0}}"#)
+        .await?;
     let cancel = format!("/v1/runs/{run}/cancel");
     let (status, v) = api.send(Method::POST, &cancel, Some(&t), None, &[]).await?;
     ensure!(status == StatusCode::ACCEPTED, "{status} {v}");
     let events = api.events(&t, &run, None).await?;
-    let end = events.last().map(|e| (e.event.clone(), e.data["status"].clone()));
-    ensure!(end == Some(("end".into(), "cancelled".into())), "{events:?}");
+    let end = events
+        .last()
+        .map(|e| (e.event.clone(), e.data["status"].clone()));
+    ensure!(
+        end == Some(("end".into(), "cancelled".into())),
+        "{events:?}"
+    );
     let record = api.finished(&t, &run).await?;
     ensure!(record["status"] == "cancelled", "{record}");
     let (status, v) = api.send(Method::POST, &cancel, Some(&t), None, &[]).await?;
-    ensure!(status == StatusCode::CONFLICT && v["error"]["kind"] == "run_ended", "{v}");
+    ensure!(
+        status == StatusCode::CONFLICT && v["error"]["kind"] == "run_ended",
+        "{v}"
+    );
     api.stop().await
 }
 
@@ -384,7 +476,10 @@ async fn a_teams_cache_entries_serve_only_that_team(db: Db) -> Result<()> {
     ensure!(after_first == 1, "{after_first}");
     let run = api.run(&a, "orders", "{}").await?;
     api.finished(&a, &run).await?;
-    ensure!(property_calls(&api) == 1, "the team's second run is served from its cache");
+    ensure!(
+        property_calls(&api) == 1,
+        "the team's second run is served from its cache"
+    );
     let run = api.run(&b, "orders", "{}").await?;
     api.finished(&b, &run).await?;
     ensure!(property_calls(&api) == 2, "another team walks for itself");
@@ -400,7 +495,9 @@ async fn shutdown_records_runs_past_the_grace_period_interrupted(db: Db) -> Resu
     let t = api.team("acme").await?;
     api.push(&t, "slow", &api.workflow("slow", Some("latency=500")))
         .await?;
-    let run = api.run(&t, "slow", r#"{"inputs": {"min_total": 0}}"#).await?;
+    let run = api
+        .run(&t, "slow", r#"{"inputs": {"min_total": 0}}"#)
+        .await?;
     tokio::time::sleep(Duration::from_millis(100)).await;
     api.state.stopping().cancel();
     // New runs are refused while it stops.
@@ -410,14 +507,19 @@ async fn shutdown_records_runs_past_the_grace_period_interrupted(db: Db) -> Resu
         .unwrap_or((StatusCode::SERVICE_UNAVAILABLE, Value::Null));
     ensure!(status == StatusCode::SERVICE_UNAVAILABLE, "{status} {v}");
     api.stop().await?;
-    let record = db.get_run(&run).await?.ok_or_else(|| anyhow::anyhow!("no run"))?;
+    let record = db
+        .get_run(&run)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no run"))?;
     ensure!(
         record.status == dragnet_engine::run::RunStatus::Interrupted,
         "{:?}",
         record.status
     );
     let events = db.run_events(&run, 0).await?;
-    let end = events.last().map(|e| (e.event.as_str(), e.data.contains("interrupted")));
+    let end = events
+        .last()
+        .map(|e| (e.event.as_str(), e.data.contains("interrupted")));
     ensure!(end == Some(("end", true)), "{events:?}");
     Ok(())
 }

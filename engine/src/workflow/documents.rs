@@ -41,7 +41,7 @@ impl DocumentSource {
                         name: name.clone(),
                         text,
                     })
-                    .map_err(|e| format!("cannot read {name}: {e}"))
+                    .map_err(|e| format!("{name}: cannot read the document: {e}"))
             }
             DocumentSource::Confined { uploaded, root } => {
                 let relative = confined_path(path)?;

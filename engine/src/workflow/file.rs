@@ -129,7 +129,10 @@ pub enum CredentialsFile {
 
 /// A cron trigger.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, expecting = "a trigger: {cron, timezone?}")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a trigger: {cron, timezone?, catch_up?, overlap?}"
+)]
 pub struct TriggerFile {
     /// 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds
     /// first), e.g. `0 2 * * *`.
@@ -137,6 +140,34 @@ pub struct TriggerFile {
     /// IANA time zone name, e.g. `Europe/Berlin`; UTC when absent.
     #[serde(default)]
     pub timezone: Option<String>,
+    /// Ticks missed while no server was running: `none` records them as
+    /// missed, `last` (the default) fires the latest, `all` fires them (the
+    /// 100 most recent at most).
+    #[serde(default)]
+    pub catch_up: Option<CatchUpFile>,
+    /// A tick while the previous run of this trigger is still running:
+    /// `skip` (the default) records it as skipped, `allow` starts it anyway,
+    /// `queue` starts it when the previous run ends.
+    #[serde(default)]
+    pub overlap: Option<OverlapFile>,
+}
+
+/// `catch_up` values.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CatchUpFile {
+    None,
+    Last,
+    All,
+}
+
+/// `overlap` values.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OverlapFile {
+    Skip,
+    Allow,
+    Queue,
 }
 
 /// One step: a tool call (the default) or a branch.

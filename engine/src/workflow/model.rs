@@ -139,12 +139,7 @@ pub struct Provider {
 /// When a workflow runs by itself.
 #[derive(Debug, Clone)]
 pub enum Trigger {
-    Cron {
-        /// As written (5 or 6 fields).
-        expression: String,
-        schedule: cron::Schedule,
-        timezone: chrono_tz::Tz,
-    },
+    Cron(crate::schedule::CronTrigger),
 }
 
 #[derive(Debug, Clone)]

@@ -6,9 +6,10 @@ use std::str::FromStr;
 use super::context::{last_line, Ctx};
 use super::cursor::{describe, Cursor};
 use super::diagnostic::suggest;
-use super::file::{InputFile, InputTypeFile, TriggerFile};
+use super::file::{CatchUpFile, InputFile, InputTypeFile, OverlapFile, TriggerFile};
 use super::model::{InputDef, InputType, Trigger};
 use super::values::{bad_name, is_name};
+use crate::schedule::{CatchUp, CronTrigger, Overlap};
 
 /// The declared inputs; `names` also holds inputs whose definition was
 /// refused, so refs to them do not add a second problem.
@@ -132,11 +133,23 @@ pub fn triggers(cx: &mut Ctx, section: Option<Cursor<'_>>) -> Vec<Trigger> {
             },
         };
         if let (Some(schedule), Some(timezone)) = (schedule, timezone) {
-            out.push(Trigger::Cron {
+            out.push(Trigger::Cron(CronTrigger {
                 expression: file.cron.trim().to_string(),
                 schedule,
                 timezone,
-            });
+                catch_up: match file.catch_up {
+                    None => CatchUp::default(),
+                    Some(CatchUpFile::None) => CatchUp::None,
+                    Some(CatchUpFile::Last) => CatchUp::Last,
+                    Some(CatchUpFile::All) => CatchUp::All,
+                },
+                overlap: match file.overlap {
+                    None => Overlap::default(),
+                    Some(OverlapFile::Skip) => Overlap::Skip,
+                    Some(OverlapFile::Allow) => Overlap::Allow,
+                    Some(OverlapFile::Queue) => Overlap::Queue,
+                },
+            }));
         }
     }
     out

@@ -72,7 +72,9 @@ impl Api {
         self.db
             .create_team(&dragnet_server::new_team_id(), name, now)
             .await?;
-        Ok(dragnet_server::create_token(&self.db, name, now).await?.token)
+        Ok(dragnet_server::create_token(&self.db, name, now)
+            .await?
+            .token)
     }
 
     /// A workflow `name` over the shop: properties, then their open
@@ -139,7 +141,10 @@ steps:
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        let resp = req.send().await.with_context(|| format!("sending to {path}"))?;
+        let resp = req
+            .send()
+            .await
+            .with_context(|| format!("sending to {path}"))?;
         let status = resp.status();
         let text = resp.text().await?;
         let value = match text.trim().is_empty() {
@@ -178,10 +183,7 @@ steps:
             )
             .await?;
         anyhow::ensure!(status == StatusCode::CREATED, "{status}: {v}");
-        v["run_id"]
-            .as_str()
-            .map(str::to_string)
-            .context("a run id")
+        v["run_id"].as_str().map(str::to_string).context("a run id")
     }
 
     /// The whole event stream of a run (it closes when the run ends).
