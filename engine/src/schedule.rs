@@ -18,6 +18,7 @@
 //!   most recent `MAX_CATCH_UP` at most. Ticks older than that are not
 //!   looked at.
 
+use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDateTime, TimeZone, Timelike, Utc};
@@ -91,6 +92,49 @@ pub struct CronTrigger {
     pub timezone: Tz,
     pub catch_up: CatchUp,
     pub overlap: Overlap,
+}
+
+/// Parses 5 fields (a `0` seconds field is put first) or 6.
+pub fn parse_cron(expression: &str) -> Result<cron::Schedule, String> {
+    let fields = expression.split_whitespace().count();
+    let full = match fields {
+        5 => format!("0 {}", expression.trim()),
+        6 => expression.trim().to_string(),
+        n => {
+            return Err(format!(
+                "invalid cron expression `{expression}`: it has {n} fields; write 5 \
+                 (minute hour day-of-month month day-of-week) or 6 (seconds first)"
+            ))
+        }
+    };
+    cron::Schedule::from_str(&full).map_err(|e| {
+        format!(
+            "invalid cron expression `{expression}`: {}; write 5 fields \
+             (minute hour day-of-month month day-of-week) or 6 (seconds first)",
+            crate::workflow::last_line(&e.to_string())
+        )
+    })
+}
+
+impl CronTrigger {
+    /// A trigger from its stored parts (a schedule row).
+    pub fn from_parts(
+        expression: &str,
+        timezone: &str,
+        catch_up: &str,
+        overlap: &str,
+    ) -> Result<CronTrigger, String> {
+        Ok(CronTrigger {
+            expression: expression.to_string(),
+            schedule: parse_cron(expression)?,
+            timezone: Tz::from_str(timezone)
+                .map_err(|_| format!("unknown time zone `{timezone}`"))?,
+            catch_up: CatchUp::parse(catch_up)
+                .ok_or_else(|| format!("unknown catch_up `{catch_up}`"))?,
+            overlap: Overlap::parse(overlap)
+                .ok_or_else(|| format!("unknown overlap `{overlap}`"))?,
+        })
+    }
 }
 
 /// The wall time of `at` in `tz`, labelled UTC so the cron iterator walks

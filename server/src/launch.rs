@@ -63,6 +63,25 @@ pub async fn compile(
         })
 }
 
+/// The team's workflow `name` at its current version, compiled, and that
+/// version.
+pub async fn current(state: &AppState, team_id: &str, name: &str) -> ApiResult<(Workflow, i64)> {
+    let db = state.db();
+    let (summary, _) = db
+        .get_workflow(team_id, name)
+        .await?
+        .ok_or_else(|| ApiError::not_found("workflow", name))?;
+    let version = summary.current_version;
+    let text = db
+        .workflow_version(team_id, name, version)
+        .await?
+        .ok_or_else(|| ApiError::not_found("workflow", name))?;
+    let wf = compile(state, &text.info.file_name, text.source, text.documents)
+        .await?
+        .map_err(ApiError::InvalidWorkflow)?;
+    Ok((wf, version))
+}
+
 /// Starts a run of the team's workflow `name` (its current version).
 pub async fn start(
     state: &AppState,
@@ -74,19 +93,7 @@ pub async fn start(
     if state.stopping().is_cancelled() {
         return Err(ApiError::ShuttingDown);
     }
-    let db = state.db();
-    let (summary, _) = db
-        .get_workflow(caller.team_id(), name)
-        .await?
-        .ok_or_else(|| ApiError::not_found("workflow", name))?;
-    let version = summary.current_version;
-    let text = db
-        .workflow_version(caller.team_id(), name, version)
-        .await?
-        .ok_or_else(|| ApiError::not_found("workflow", name))?;
-    let wf = compile(state, &text.info.file_name, text.source, text.documents)
-        .await?
-        .map_err(ApiError::InvalidWorkflow)?;
+    let (wf, version) = current(state, caller.team_id(), name).await?;
     let inputs = run::resolve_inputs(&wf, &request.inputs).map_err(|e| match e {
         dragnet_engine::Error::Input { name, message } => ApiError::InvalidInput { name, message },
         other => ApiError::Engine(other),
@@ -94,6 +101,7 @@ pub async fn start(
     let now = state.clock().now();
     let run_id = run::new_run_id(now);
     let owner = RunOwner::this_process();
+    let db = state.db();
     let submitted = db
         .submit_run(
             NewRun {
@@ -130,7 +138,12 @@ pub async fn start(
         }
         Submitted::Created => {}
     }
-    spawn_run(state, caller, Arc::new(wf), &run_id, request, inputs);
+    let launch = Launch {
+        team_id: caller.team_id(),
+        run_id: &run_id,
+        trigger: run::trigger_value("api", None),
+    };
+    spawn_run(state, launch, Arc::new(wf), request, inputs);
     Ok(Started {
         run_id,
         version,
@@ -138,29 +151,41 @@ pub async fn start(
     })
 }
 
-/// Runs it as a tracked task; returns at once.
-fn spawn_run(
+/// Whose run it is, its id, and what `$.trigger` holds.
+pub struct Launch<'a> {
+    pub team_id: &'a str,
+    pub run_id: &'a str,
+    pub trigger: Value,
+}
+
+/// Runs a run whose row is written as a tracked task; returns at once.
+pub fn spawn_run(
     state: &AppState,
-    caller: &Caller,
+    launch: Launch<'_>,
     wf: Arc<Workflow>,
-    run_id: &str,
     request: RunRequest,
     inputs: Value,
 ) {
+    let Launch {
+        team_id,
+        run_id,
+        trigger,
+    } = launch;
     let cancel = state.halt().child_token();
-    let live = state.live().add(run_id, caller.team_id(), cancel.clone());
+    let live = state.live().add(run_id, team_id, cancel.clone());
     let config = state.config();
     let cache = (config.cache_mode != dragnet_steps::cache::CacheMode::Off).then(|| RunCache {
         store: Arc::new(state.db().clone()),
         mode: config.cache_mode,
         // Entries are the team's own: no team reads another's.
-        org: format!("team:{}", caller.team_id()),
+        org: format!("team:{team_id}"),
         experiment: request.experiment,
         refresh: request.refresh,
     });
     let options = RunOptions {
         run_id: Some(run_id.to_string()),
         inputs: request.inputs,
+        trigger,
         concurrency: config.step_concurrency.max(1),
         limits: config.limits.clone(),
         env: config.env.clone(),

@@ -16,6 +16,8 @@ mod launch;
 mod live;
 mod routes;
 mod runs;
+pub mod scheduler;
+mod schedules;
 mod shutdown;
 mod state;
 mod upload;

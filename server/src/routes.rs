@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{events, runs, workflows};
+use crate::{events, runs, schedules, workflows};
 
 /// The whole API.
 pub fn router(state: AppState) -> Router {
@@ -32,6 +32,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/runs/{id}", get(runs::get))
         .route("/v1/runs/{id}/cancel", post(runs::cancel))
         .route("/v1/runs/{id}/events", get(events::events))
+        .route("/v1/schedules", get(schedules::list))
         .fallback(no_route)
         .method_not_allowed_fallback(not_allowed)
         .layer(DefaultBodyLimit::max(limit))

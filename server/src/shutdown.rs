@@ -1,4 +1,5 @@
-//! Serving until told to stop, then stopping in order: no new connections
+//! Serving (the API and the cron scheduler) until told to stop, then
+//! stopping in order: no new connections
 //! or runs (`stopping`), running runs given the grace period to finish,
 //! the rest stopped and recorded as interrupted, then every background
 //! task halted and awaited (bounded).
@@ -18,6 +19,11 @@ const RECORD_GRACE: Duration = Duration::from_secs(10);
 /// drains as above. Cancelling `state.halt()` stops everything at once.
 pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()> {
     let app = router(state.clone());
+    if let Some(config) = state.config().scheduler.clone() {
+        state
+            .tracker()
+            .spawn(crate::scheduler::run(state.clone(), config));
+    }
     let stopping = state.stopping().clone();
     let server = axum::serve(listener, app)
         .with_graceful_shutdown(async move { stopping.cancelled().await });

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::live::LiveRuns;
+use crate::scheduler::{SchedulerConfig, TickClock};
 
 /// How the server runs workflows.
 #[derive(Clone)]
@@ -35,6 +36,9 @@ pub struct ServerConfig {
     /// On shutdown, how long running runs may go on before they are
     /// stopped and recorded as interrupted.
     pub shutdown_grace: Duration,
+    /// The cron scheduler; `None` runs no passes by itself (tests call
+    /// `scheduler::pass`).
+    pub scheduler: Option<SchedulerConfig>,
 }
 
 impl Default for ServerConfig {
@@ -47,6 +51,7 @@ impl Default for ServerConfig {
             env: Arc::new(|var| std::env::var(var).ok()),
             body_limit: 32 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(30),
+            scheduler: Some(SchedulerConfig::default()),
         }
     }
 }
@@ -109,6 +114,15 @@ impl AppState {
     /// Cancelled once the server stops accepting work.
     pub fn stopping(&self) -> &CancellationToken {
         &self.0.stopping
+    }
+
+    /// Where schedules read the time.
+    pub fn tick_clock(&self) -> TickClock {
+        self.0
+            .config
+            .scheduler
+            .as_ref()
+            .map_or(TickClock::Database, |s| s.clock.clone())
     }
 
     /// The root token: cancelled when everything must stop at once.

@@ -94,6 +94,11 @@ pub async fn put(
             },
             other => ApiError::Store(other),
         })?;
+    let specs = crate::scheduler::specs(caller.team_id(), &wf);
+    state
+        .db()
+        .sync_schedules(caller.team_id(), &name, &specs, state.clock().now())
+        .await?;
     let status = match pushed.created {
         true => StatusCode::CREATED,
         false => StatusCode::OK,
@@ -104,6 +109,7 @@ pub async fn put(
         "created": pushed.created,
         "content_hash": hash,
         "steps": wf.steps.len(),
+        "schedules": specs.iter().map(|s| &s.schedule_id).collect::<Vec<_>>(),
     });
     Ok((status, Json(body)).into_response())
 }
@@ -139,6 +145,7 @@ pub async fn get(
         "source": current.source,
         "documents": current.documents.keys().collect::<Vec<_>>(),
         "versions": versions,
+        "schedules": crate::schedules::describe(&state, caller.team_id(), Some(&name)).await?,
     }))
     .into_response())
 }
@@ -149,12 +156,19 @@ pub async fn delete(
     caller: Caller,
     Path(name): Path<String>,
 ) -> ApiResult<Response> {
+    let now = state.clock().now();
     match state
         .db()
-        .delete_workflow(caller.team_id(), &name, state.clock().now())
+        .delete_workflow(caller.team_id(), &name, now)
         .await?
     {
-        true => Ok(StatusCode::NO_CONTENT.into_response()),
+        true => {
+            state
+                .db()
+                .stop_schedules(caller.team_id(), &name, now)
+                .await?;
+            Ok(StatusCode::NO_CONTENT.into_response())
+        }
         false => Err(ApiError::not_found("workflow", name)),
     }
 }

@@ -62,6 +62,22 @@ pub struct RunOptions {
     pub clock: Arc<dyn Clock>,
 }
 
+/// `$.trigger` of a run nobody scheduled (`kind`: `manual` from the CLI,
+/// `api` from the HTTP API), in the shape a scheduled run's has, so a ref
+/// such as `$.trigger.previous_complete.started_at` is `null` rather than
+/// missing. Scheduled runs fill in the tick and the schedule's runs.
+pub fn trigger_value(kind: &str, previous: Option<(Value, Value)>) -> Value {
+    let none = || serde_json::json!({"run_id": null, "status": null, "complete": false, "started_at": null});
+    let (previous, complete) = previous.unwrap_or_else(|| (none(), none()));
+    serde_json::json!({
+        "kind": kind,
+        "scheduled_for": null,
+        "fired_at": null,
+        "previous": previous,
+        "previous_complete": complete,
+    })
+}
+
 /// The deployment's cache as a run uses it. Workflows call with the
 /// providers' organisation credentials, so entries are organisation-scoped.
 #[derive(Clone)]
@@ -80,7 +96,7 @@ impl Default for RunOptions {
         RunOptions {
             run_id: None,
             inputs: Map::new(),
-            trigger: Value::Object(Map::new()),
+            trigger: trigger_value("manual", None),
             concurrency: 4,
             limits: Limits::default(),
             base_urls: HashMap::new(),

@@ -28,6 +28,7 @@ mod yaml;
 
 use std::path::Path;
 
+pub(crate) use context::last_line;
 use context::Ctx;
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use documents::DocumentSource;

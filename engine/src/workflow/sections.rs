@@ -3,13 +3,13 @@
 
 use std::str::FromStr;
 
-use super::context::{last_line, Ctx};
+use super::context::Ctx;
 use super::cursor::{describe, Cursor};
 use super::diagnostic::suggest;
 use super::file::{CatchUpFile, InputFile, InputTypeFile, OverlapFile, TriggerFile};
 use super::model::{InputDef, InputType, Trigger};
 use super::values::{bad_name, is_name};
-use crate::schedule::{CatchUp, CronTrigger, Overlap};
+use crate::schedule::{parse_cron as cron_schedule, CatchUp, CronTrigger, Overlap};
 
 /// The declared inputs; `names` also holds inputs whose definition was
 /// refused, so refs to them do not add a second problem.
@@ -153,28 +153,6 @@ pub fn triggers(cx: &mut Ctx, section: Option<Cursor<'_>>) -> Vec<Trigger> {
         }
     }
     out
-}
-
-/// Parses 5 fields (a `0` seconds field is put first) or 6.
-pub fn cron_schedule(expression: &str) -> Result<cron::Schedule, String> {
-    let fields = expression.split_whitespace().count();
-    let full = match fields {
-        5 => format!("0 {}", expression.trim()),
-        6 => expression.trim().to_string(),
-        n => {
-            return Err(format!(
-                "invalid cron expression `{expression}`: it has {n} fields; write 5 \
-                 (minute hour day-of-month month day-of-week) or 6 (seconds first)"
-            ))
-        }
-    };
-    cron::Schedule::from_str(&full).map_err(|e| {
-        format!(
-            "invalid cron expression `{expression}`: {}; write 5 fields \
-             (minute hour day-of-month month day-of-week) or 6 (seconds first)",
-            last_line(&e.to_string())
-        )
-    })
 }
 
 #[cfg(test)]

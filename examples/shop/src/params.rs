@@ -74,6 +74,32 @@ impl QueryParams {
             .transpose()
     }
 
+    /// The optional `created_since` filter: a UTC time
+    /// (`YYYY-MM-DDTHH:MM:SS`, optional fraction, `Z`), as its first 19
+    /// characters, which order like the times they name.
+    pub(crate) fn created_since(&self) -> Result<Option<String>, ShopError> {
+        let Some(text) = self.get("created_since") else {
+            return Ok(None);
+        };
+        let t = text.trim();
+        let bytes = t.as_bytes();
+        let shaped = bytes.len() >= 20
+            && t.ends_with('Z')
+            && bytes[..19].iter().enumerate().all(|(i, b)| match i {
+                4 | 7 => *b == b'-',
+                10 => *b == b'T',
+                13 | 16 => *b == b':',
+                _ => b.is_ascii_digit(),
+            })
+            && (bytes.len() == 20 || bytes[19] == b'.');
+        match shaped {
+            true => Ok(Some(t[..19].to_string())),
+            false => Err(ShopError::bad(format!(
+                "`created_since` must be a UTC time like 2026-01-01T00:00:00Z, got `{text}`"
+            ))),
+        }
+    }
+
     /// The optional `status` filter.
     pub(crate) fn status(&self) -> Result<Option<OrderStatus>, ShopError> {
         self.get("status").map(parse_status).transpose()

@@ -114,7 +114,14 @@ async fn list_orders(
     let query = QueryParams::from_uri(&uri)?;
     let page = query.int("page", PAGE)?;
     let per_page = query.int("per_page", PER_PAGE)?;
-    let rows = orders(query.status()?, query.opt_int("property_id", 1)?, None);
+    let mut rows = orders(query.status()?, query.opt_int("property_id", 1)?, None);
+    if let Some(since) = query.created_since()? {
+        rows.retain(|o| {
+            o.created_at
+                .get(..19)
+                .is_some_and(|at| at >= since.as_str())
+        });
+    }
     let request = PageRequest::Numbered {
         page,
         size: per_page,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use dragnet_server::scheduler::{self, PassReport, SchedulerConfig, TickClock};
 use dragnet_server::{AppState, ServerConfig};
 use dragnet_shop::ShopHandle;
 use dragnet_steps::clock::{Clock, SystemClock};
@@ -42,8 +43,35 @@ impl Api {
     }
 
     pub async fn start_with(db: Db, config: ServerConfig) -> Result<Api> {
-        let shop = dragnet_shop::start("127.0.0.1:0".parse()?).await?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        Api::start_full(db, config, clock).await
+    }
+
+    /// With `clock` for the runs and the scheduler's ticks; the scheduler
+    /// passes only when the test calls `pass`.
+    pub async fn start_clocked(db: Db, clock: Arc<dyn Clock>) -> Result<Api> {
+        let config = ServerConfig {
+            scheduler: Some(SchedulerConfig {
+                every: Duration::from_secs(86_400),
+                clock: TickClock::Fixed(clock.clone()),
+                ..SchedulerConfig::default()
+            }),
+            ..ServerConfig::default()
+        };
+        Api::start_full(db, config, clock).await
+    }
+
+    pub async fn start_full(db: Db, config: ServerConfig, clock: Arc<dyn Clock>) -> Result<Api> {
+        let shop = dragnet_shop::start("127.0.0.1:0".parse()?).await?;
+        Api::serve(db, config, clock, shop).await
+    }
+
+    async fn serve(
+        db: Db,
+        config: ServerConfig,
+        clock: Arc<dyn Clock>,
+        shop: ShopHandle,
+    ) -> Result<Api> {
         let state = AppState::new(
             db.clone(),
             config,
@@ -225,6 +253,27 @@ steps:
         self.task.await??;
         self.shop.shutdown().await;
         Ok(())
+    }
+
+    /// Stops the server and starts a new one on the same store, clock and
+    /// shop, as a restarted process would be.
+    pub async fn restart(self) -> Result<Api> {
+        self.state.stopping().cancel();
+        self.task.await??;
+        let config = self.state.config().clone();
+        let clock = self.state.clock().clone();
+        Api::serve(self.db, config, clock, self.shop).await
+    }
+
+    /// One scheduler pass.
+    pub async fn pass(&self) -> Result<PassReport> {
+        let config = self
+            .state
+            .config()
+            .scheduler
+            .clone()
+            .context("a scheduler")?;
+        Ok(scheduler::pass(&self.state, &config).await?)
     }
 }
 

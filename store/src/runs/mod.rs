@@ -8,7 +8,7 @@ mod events;
 mod interrupted;
 mod read;
 mod retention;
-mod submit;
+pub(crate) mod submit;
 mod write;
 
 pub use events::RunEvent;

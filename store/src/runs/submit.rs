@@ -13,6 +13,39 @@ use crate::error::{Error, Result};
 /// How long an idempotency key answers with its first run.
 pub const IDEMPOTENCY_WINDOW: Duration = Duration::hours(24);
 
+/// The row of a run about to start.
+pub(crate) const INSERT_RUN: &str = "INSERT INTO runs (run_id, workflow, source, status, inputs, \
+     started_at, duration_ms, host, pid, heartbeat_at, team_id, workflow_version) \
+     VALUES ($1, $2, $3, 'running', $4, $5, 0, $6, $7, $5, $8, $9)";
+
+/// Writes the row of `$run` (a `NewRun`) in transaction `$tx`, timestamps
+/// through the backend's codec `$T`.
+macro_rules! insert_run {
+    ($tx:ident, $T:ident, $run:expr, $inputs:expr, $owner:expr, $now:expr) => {
+        sqlx::query($crate::runs::submit::INSERT_RUN)
+            .bind($run.run_id)
+            .bind($run.workflow)
+            .bind($run.source)
+            .bind($inputs)
+            .bind($T::enc($now))
+            .bind(&$owner.host)
+            .bind(i64::from($owner.pid))
+            .bind($run.team_id)
+            .bind($run.version)
+            .execute(&mut *$tx)
+            .await
+    };
+}
+pub(crate) use insert_run;
+
+/// Inputs as the JSON text a run row keeps.
+pub(crate) fn inputs_text(inputs: &Value) -> Result<String> {
+    serde_json::to_string(inputs).map_err(|source| Error::Json {
+        what: "run inputs",
+        source,
+    })
+}
+
 /// A run about to start.
 #[derive(Debug, Clone)]
 pub struct NewRun<'a> {
@@ -46,10 +79,7 @@ impl Db {
         owner: &RunOwner,
         now: DateTime<Utc>,
     ) -> Result<Submitted> {
-        let inputs = serde_json::to_string(run.inputs).map_err(|source| Error::Json {
-            what: "run inputs",
-            source,
-        })?;
+        let inputs = inputs_text(run.inputs)?;
         with_pool!(self, |pool, T| {
             let op = |name| Error::query(self.backend(), name);
             let mut tx = pool.begin().await.map_err(op("runs.submit"))?;
@@ -95,23 +125,7 @@ impl Db {
                 .await
                 .map_err(op("runs.idempotency"))?;
             }
-            sqlx::query(
-                "INSERT INTO runs (run_id, workflow, source, status, inputs, started_at, \
-                 duration_ms, host, pid, heartbeat_at, team_id, workflow_version) \
-                 VALUES ($1, $2, $3, 'running', $4, $5, 0, $6, $7, $5, $8, $9)",
-            )
-            .bind(run.run_id)
-            .bind(run.workflow)
-            .bind(run.source)
-            .bind(&inputs)
-            .bind(T::enc(now))
-            .bind(&owner.host)
-            .bind(i64::from(owner.pid))
-            .bind(run.team_id)
-            .bind(run.version)
-            .execute(&mut *tx)
-            .await
-            .map_err(op("runs.submit"))?;
+            insert_run!(tx, T, run, &inputs, owner, now).map_err(op("runs.submit"))?;
             tx.commit().await.map_err(op("runs.submit"))?;
             Ok(Submitted::Created)
         })

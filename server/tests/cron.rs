@@ -1,0 +1,311 @@
+//! Cron triggers firing, with an injected clock the test moves: a tick
+//! fires exactly once (not again after a restart), `$.trigger` names the
+//! schedule's previous complete run, ticks missed while the server was
+//! down follow `catch_up`, a tick overlapping a running run is skipped with
+//! the reason or queued, and ticks across both DST changes of
+//! Europe/Berlin fire by the documented rule. PostgreSQL and SQLite.
+
+mod support;
+
+use std::sync::Arc;
+
+use anyhow::{ensure, Context, Result};
+use chrono::{DateTime, Utc};
+use dragnet_server::{scheduler, AppState};
+use dragnet_store::testing::TestClock;
+use dragnet_store::Db;
+use serde_json::Value;
+use support::Api;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+dragnet_store::on_both_backends!(
+    a_tick_fires_once_and_not_again_after_a_restart,
+    missed_ticks_follow_catch_up,
+    a_tick_during_a_running_run_is_skipped_or_queued,
+    ticks_across_daylight_saving_changes_follow_the_rule,
+);
+
+fn at(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_default()
+}
+
+/// A workflow of one step over the shop, with one cron trigger.
+fn scheduled(api: &Api, name: &str, trigger: &str, step: &str) -> String {
+    format!(
+        "name: {name}
+providers:
+  shop:
+    openapi: openapi.yaml
+    base_url: {base}
+triggers:
+  - {trigger}
+steps:
+{step}",
+        base = api.shop.base_url()
+    )
+}
+
+const PROPERTIES: &str = "  - id: properties\n    tool: shop.listProperties\n";
+
+async fn schedule(api: &Api, token: &str, name: &str) -> Result<Value> {
+    let (_, v) = api.get("/v1/schedules", token).await?;
+    v["schedules"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["workflow"] == name).cloned())
+        .with_context(|| format!("no schedule of {name} in {v}"))
+}
+
+fn statuses(schedule: &Value) -> Vec<String> {
+    schedule["last_ticks"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .rev()
+                .filter_map(|t| t["status"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn a_tick_fires_once_and_not_again_after_a_restart(db: Db) -> Result<()> {
+    let clock = Arc::new(TestClock::new(at("2026-06-01T09:59:30Z")));
+    let api = Api::start_clocked(db, clock.clone()).await?;
+    let t = api.team("acme").await?;
+    let step = "  - id: orders
+    tool: shop.listOrders
+    input:
+      status: cancelled
+      per_page: 100
+      created_since: { ref: \"$.trigger.previous_complete.started_at\" }
+    loop:
+      all_pages: true
+      fields: [id]
+";
+    let yaml = scheduled(&api, "hourly", "cron: \"0 * * * *\"", step);
+    let (status, v) = api.push(&t, "hourly", &yaml).await?;
+    ensure!(status.as_u16() == 201, "{status} {v}");
+    ensure!(api.pass().await?.fired.is_empty());
+
+    clock.set(at("2026-06-01T10:00:05Z"));
+    // A second scheduler on the same store races this one for the tick.
+    let rival = AppState::new(
+        api.db.clone(),
+        api.state.config().clone(),
+        clock.clone(),
+        TaskTracker::new(),
+        CancellationToken::new(),
+    );
+    let config = api
+        .state
+        .config()
+        .scheduler
+        .clone()
+        .context("a scheduler")?;
+    let (mine, theirs) = tokio::join!(api.pass(), scheduler::pass(&rival, &config));
+    let (mine, theirs) = (mine?, theirs?);
+    ensure!(
+        mine.fired.len() + theirs.fired.len() == 1,
+        "{mine:?} {theirs:?}"
+    );
+    let first = if mine.fired.is_empty() { theirs } else { mine };
+    let record = api.finished(&t, &first.fired[0]).await?;
+    ensure!(record["status"] == "succeeded", "{record}");
+    // The first run has no complete run before it: every order is asked for.
+    let asked = |api: &Api| -> Vec<Option<String>> {
+        api.shop
+            .requests()
+            .iter()
+            .filter(|r| r.path == "/orders")
+            .map(|r| {
+                r.query
+                    .iter()
+                    .find(|(k, _)| k == "created_since")
+                    .map(|(_, v)| v.clone())
+            })
+            .collect()
+    };
+    ensure!(asked(&api).iter().all(Option::is_none), "{:?}", asked(&api));
+    ensure!(api.pass().await?.fired.is_empty(), "fired twice");
+
+    // A restart at the same time finds the tick handled.
+    let api = api.restart().await?;
+    ensure!(
+        api.pass().await?.fired.is_empty(),
+        "fired again after a restart"
+    );
+
+    api.shop.clear_requests();
+    clock.set(at("2026-06-01T11:00:02Z"));
+    let second = api.pass().await?;
+    ensure!(second.fired.len() == 1, "{second:?}");
+    api.finished(&t, &second.fired[0]).await?;
+    // Only what came after the previous complete run is asked for.
+    let since = asked(&api);
+    ensure!(
+        !since.is_empty()
+            && since
+                .iter()
+                .all(|s| s.as_deref() == Some("2026-06-01T10:00:05Z")),
+        "{since:?}"
+    );
+    let s = schedule(&api, &t, "hourly").await?;
+    ensure!(statuses(&s) == ["fired", "fired"], "{s}");
+    ensure!(
+        s["last_ticks"][0]["run_id"] == second.fired[0].as_str(),
+        "{s}"
+    );
+    ensure!(s["next_ticks"][0] == "2026-06-01T12:00:00Z", "{s}");
+    ensure!(s["last_ticks"][0]["lateness_ms"] == 2000, "{s}");
+    api.stop().await
+}
+
+async fn missed_ticks_follow_catch_up(db: Db) -> Result<()> {
+    let clock = Arc::new(TestClock::new(at("2026-06-01T10:00:30Z")));
+    let api = Api::start_clocked(db, clock.clone()).await?;
+    let t = api.team("acme").await?;
+    for (name, catch_up) in [("none", "none"), ("last", "last"), ("all", "all")] {
+        let trigger = format!("{{cron: \"*/10 * * * *\", catch_up: {catch_up}, overlap: allow}}");
+        let yaml = scheduled(&api, name, &trigger, PROPERTIES);
+        api.push(&t, name, &yaml).await?;
+    }
+    // Down from 10:00:30 to 11:05: ticks 10:10 … 11:00 were missed.
+    clock.set(at("2026-06-01T11:05:00Z"));
+    let report = api.pass().await?;
+    ensure!(report.fired.len() == 1 + 6, "{report:?}");
+    ensure!(report.missed == 6 + 5, "{report:?}");
+    for id in &report.fired {
+        api.finished(&t, id).await?;
+    }
+    let none = schedule(&api, &t, "none").await?;
+    ensure!(statuses(&none).iter().all(|s| s == "missed"), "{none}");
+    let reason = none["last_ticks"][0]["reason"].as_str().unwrap_or_default();
+    ensure!(reason.contains("catch_up: none"), "{reason}");
+    let last = schedule(&api, &t, "last").await?;
+    ensure!(last["last_ticks"][0]["status"] == "fired", "{last}");
+    ensure!(
+        last["last_ticks"][0]["scheduled_for"] == "2026-06-01T11:00:00Z",
+        "{last}"
+    );
+    ensure!(last["last_ticks"][1]["status"] == "missed", "{last}");
+    let all = schedule(&api, &t, "all").await?;
+    ensure!(statuses(&all).iter().all(|s| s == "fired"), "{all}");
+    // Nothing is due any more.
+    let again = api.pass().await?;
+    ensure!(again.fired.is_empty() && again.missed == 0, "{again:?}");
+    api.stop().await
+}
+
+async fn a_tick_during_a_running_run_is_skipped_or_queued(db: Db) -> Result<()> {
+    let clock = Arc::new(TestClock::new(at("2026-06-01T10:00:30Z")));
+    let api = Api::start_clocked(db, clock.clone()).await?;
+    let t = api.team("acme").await?;
+    let slow = format!(
+        "name: NAME
+providers:
+  shop:
+    openapi: openapi.yaml
+    base_url: {base}
+    headers:
+      X-Shop-Fault: \"latency=700\"
+triggers:
+  - {{cron: \"* * * * *\", overlap: OVERLAP}}
+steps:
+  - id: orders
+    tool: shop.listOrders
+    input: {{ status: cancelled, per_page: 100 }}
+    loop: {{ all_pages: true, fields: [id] }}
+",
+        base = api.shop.base_url()
+    );
+    for name in ["skip", "queue"] {
+        let yaml = slow.replace("NAME", name).replace("OVERLAP", name);
+        api.push(&t, name, &yaml).await?;
+    }
+    clock.set(at("2026-06-01T10:01:00Z"));
+    let first = api.pass().await?;
+    ensure!(first.fired.len() == 2, "{first:?}");
+    // The next minute comes while both runs are still walking.
+    let (_, r) = api.get(&format!("/v1/runs/{}", first.fired[0]), &t).await?;
+    ensure!(r["status"] == "running", "{r}");
+    clock.set(at("2026-06-01T10:02:00Z"));
+    let second = api.pass().await?;
+    ensure!(
+        second.skipped == 1 && second.queued == 1 && second.fired.is_empty(),
+        "{second:?}"
+    );
+    let skip = schedule(&api, &t, "skip").await?;
+    let reason = skip["last_ticks"][0]["reason"].as_str().unwrap_or_default();
+    ensure!(skip["last_ticks"][0]["status"] == "skipped", "{skip}");
+    ensure!(
+        reason.contains("still running") && reason.contains("run_"),
+        "{reason}"
+    );
+    for id in &first.fired {
+        api.finished(&t, id).await?;
+    }
+    // Once the run has ended, the queued tick starts; the skipped one never does.
+    let third = api.pass().await?;
+    ensure!(third.fired.len() == 1, "{third:?}");
+    let queue = schedule(&api, &t, "queue").await?;
+    ensure!(statuses(&queue) == ["fired", "fired"], "{queue}");
+    ensure!(
+        queue["last_ticks"][0]["scheduled_for"] == "2026-06-01T10:02:00Z",
+        "{queue}"
+    );
+    api.finished(&t, &third.fired[0]).await?;
+    api.stop().await
+}
+
+async fn ticks_across_daylight_saving_changes_follow_the_rule(db: Db) -> Result<()> {
+    // Spring: 2026-03-29 02:00 CET → 03:00 CEST (01:00 UTC); 02:30 does not exist.
+    let clock = Arc::new(TestClock::new(at("2026-03-29T00:50:00Z")));
+    let api = Api::start_clocked(db, clock.clone()).await?;
+    let t = api.team("acme").await?;
+    let trigger = "{cron: \"30 2 * * *\", timezone: Europe/Berlin}";
+    api.push(
+        &t,
+        "spring",
+        &scheduled(&api, "spring", trigger, PROPERTIES),
+    )
+    .await?;
+    let s = schedule(&api, &t, "spring").await?;
+    ensure!(s["next_ticks"][0] == "2026-03-29T01:00:00Z", "{s}");
+    clock.set(at("2026-03-29T01:00:03Z"));
+    let report = api.pass().await?;
+    ensure!(report.fired.len() == 1, "{report:?}");
+    api.finished(&t, &report.fired[0]).await?;
+    clock.set(at("2026-03-29T02:00:00Z"));
+    ensure!(api.pass().await?.fired.is_empty(), "the gap fired twice");
+
+    // Autumn: 2026-10-25 03:00 CEST → 02:00 CET; 02:30 happens twice.
+    let (status, _) = api
+        .send(
+            reqwest::Method::DELETE,
+            "/v1/workflows/spring",
+            Some(&t),
+            None,
+            &[],
+        )
+        .await?;
+    ensure!(status.as_u16() == 204);
+    clock.set(at("2026-10-25T00:00:00Z"));
+    api.push(
+        &t,
+        "autumn",
+        &scheduled(&api, "autumn", trigger, PROPERTIES),
+    )
+    .await?;
+    clock.set(at("2026-10-25T00:30:02Z")); // 02:30 CEST
+    let report = api.pass().await?;
+    ensure!(report.fired.len() == 1, "{report:?}");
+    api.finished(&t, &report.fired[0]).await?;
+    clock.set(at("2026-10-25T01:30:02Z")); // 02:30 CET: the same wall time again
+    let report = api.pass().await?;
+    ensure!(report.fired.is_empty() && report.missed == 0, "{report:?}");
+    let s = schedule(&api, &t, "autumn").await?;
+    ensure!(s["next_ticks"][0] == "2026-10-26T01:30:00Z", "{s}");
+    api.stop().await
+}
