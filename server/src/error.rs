@@ -7,6 +7,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use dragnet_engine::workflow::Diagnostics;
+
+use crate::bodies::DiagnosticBody;
 use serde_json::{json, Value};
 
 /// Why a request failed.
@@ -106,27 +108,45 @@ impl ApiError {
     pub fn body(&self) -> Value {
         let mut error = json!({"kind": self.kind(), "message": self.to_string()});
         if let (ApiError::InvalidWorkflow(d), Some(obj)) = (self, error.as_object_mut()) {
-            obj.insert("diagnostics".into(), diagnostics_json(d));
+            obj.insert(
+                "diagnostics".into(),
+                serde_json::to_value(diagnostic_bodies(d)).unwrap_or(Value::Null),
+            );
         }
         json!({ "error": error })
     }
 }
 
-/// Located diagnostics as JSON: file, line, column, YAML path, message.
-pub fn diagnostics_json(d: &Diagnostics) -> Value {
-    Value::Array(
-        d.iter()
-            .map(|d| {
-                json!({
-                    "file": d.file.display().to_string(),
-                    "line": d.line,
-                    "column": d.column,
-                    "path": d.path,
-                    "message": d.message,
-                })
-            })
-            .collect(),
-    )
+/// Located diagnostics: file, line, column, YAML path, message.
+pub fn diagnostic_bodies(d: &Diagnostics) -> Vec<DiagnosticBody> {
+    d.iter()
+        .map(|d| DiagnosticBody {
+            file: d.file.display().to_string(),
+            line: d.line,
+            column: d.column,
+            path: d.path.clone(),
+            message: d.message.clone(),
+        })
+        .collect()
+}
+
+/// A name or id from a path: one the store could hold, else `what` is
+/// not found (a NUL byte or a control character names nothing, and
+/// PostgreSQL refuses NUL in text).
+pub fn storable_name(name: String, what: &'static str) -> ApiResult<String> {
+    match storable(&name) {
+        true => Ok(name),
+        false => Err(ApiError::NotFound {
+            what,
+            name: name.escape_default().to_string(),
+        }),
+    }
+}
+
+/// Text the store can hold and logs can show: no control characters, at
+/// most 1,000 bytes.
+pub fn storable(text: &str) -> bool {
+    text.len() <= 1000 && !text.chars().any(char::is_control)
 }
 
 impl IntoResponse for ApiError {

@@ -18,19 +18,34 @@ use futures::Stream;
 use serde::Deserialize;
 
 use crate::auth::Caller;
+use crate::bodies::ErrorBody;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Query;
 use crate::live::{end_json, step_json, EVENT_END, EVENT_STEP};
 use crate::runs::owned_run;
 use crate::state::AppState;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct EventParams {
     /// Resume after this event id (as `Last-Event-ID` does).
     pub after: Option<u64>,
 }
 
+#[utoipa::path(get, path = "/v1/runs/{id}/events", tag = "runs", security(("bearer" = [])),
+    params(
+        ("id" = String, Path),
+        EventParams,
+        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this event id."),
+    ),
+    responses(
+        (status = 200, description = "Server-sent events: run, step, data-tool-loop-progress, end.",
+            content_type = "text/event-stream", body = String),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ))]
 pub async fn events(
     State(state): State<AppState>,
     caller: Caller,

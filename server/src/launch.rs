@@ -20,10 +20,12 @@ use crate::live::StreamObserver;
 use crate::state::AppState;
 
 /// What a run request asks for.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunRequest {
+    /// Input values by name, typed by the workflow's inputs.
     #[serde(default)]
+    #[schema(value_type = Object)]
     pub inputs: Map<String, Value>,
     /// Never read the cache.
     #[serde(default)]

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+mod bodies;
 mod error;
 mod events;
 mod extract;
@@ -25,6 +26,6 @@ mod workflows;
 
 pub use auth::{create_token, new_team_id, token_hash, NewToken, TOKEN_PREFIX};
 pub use error::{ApiError, ApiResult};
-pub use routes::router;
+pub use routes::{openapi, router};
 pub use shutdown::serve;
 pub use state::{AppState, ServerConfig};

@@ -1,38 +1,69 @@
-//! The routes, in one table, and the answers that need no store: health,
-//! readiness, the workflow schema, and the JSON 404 and 405.
+//! The routes, in one table that also builds the API's OpenAPI 3.1
+//! document (utoipa: each handler carries its `#[utoipa::path]`, so a route
+//! cannot exist undocumented), and the answers that need no store: health,
+//! readiness, the workflow schema, the document itself, and the JSON 404
+//! and 405.
+
+use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde_json::json;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
+use crate::bodies::{ErrorBody, Health, Ready};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::{events, runs, schedules, workflows};
 
+/// The routes and the document describing them.
+fn table() -> (Router<AppState>, OpenApi) {
+    let (router, mut doc) = OpenApiRouter::<AppState>::new()
+        .routes(routes!(health))
+        .routes(routes!(ready))
+        .routes(routes!(schema))
+        .routes(routes!(openapi_json))
+        .routes(routes!(workflows::validate))
+        .routes(routes!(workflows::list))
+        .routes(routes!(workflows::put, workflows::get, workflows::delete))
+        .routes(routes!(runs::create))
+        .routes(routes!(runs::list))
+        .routes(routes!(runs::get))
+        .routes(routes!(runs::cancel))
+        .routes(routes!(events::events))
+        .routes(routes!(schedules::list))
+        .split_for_parts();
+    doc.info.title = "dragnet".into();
+    doc.info.description = Some(
+        "Teams submit workflow files, start runs and follow them; every /v1 request \
+         carries `Authorization: Bearer <token>`."
+            .into(),
+    );
+    doc.info.version = env!("CARGO_PKG_VERSION").into();
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.add_security_scheme(
+        "bearer",
+        SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+    );
+    (router, doc)
+}
+
+/// The API's OpenAPI document.
+pub fn openapi() -> OpenApi {
+    table().1
+}
+
 /// The whole API.
 pub fn router(state: AppState) -> Router {
     let limit = state.config().body_limit;
-    Router::new()
-        .route("/healthz", get(health))
-        .route("/readyz", get(ready))
-        .route("/v1/schemas/workflow.json", get(schema))
-        .route("/v1/validate", post(workflows::validate))
-        .route("/v1/workflows", get(workflows::list))
-        .route(
-            "/v1/workflows/{name}",
-            put(workflows::put)
-                .get(workflows::get)
-                .delete(workflows::delete),
-        )
-        .route("/v1/workflows/{name}/runs", post(runs::create))
-        .route("/v1/runs", get(runs::list))
-        .route("/v1/runs/{id}", get(runs::get))
-        .route("/v1/runs/{id}/cancel", post(runs::cancel))
-        .route("/v1/runs/{id}/events", get(events::events))
-        .route("/v1/schedules", get(schedules::list))
+    let (router, doc) = table();
+    router
+        .layer(axum::Extension(Arc::new(doc)))
         .fallback(no_route)
         .method_not_allowed_fallback(not_allowed)
         .layer(DefaultBodyLimit::max(limit))
@@ -40,17 +71,29 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// `GET /healthz`: the process answers.
+#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, body = Health)))]
 async fn health() -> Response {
-    Json(json!({"status": "ok"})).into_response()
+    Json(Health {
+        status: "ok".into(),
+    })
+    .into_response()
 }
 
 /// `GET /readyz`: the store answers and the server takes work.
+#[utoipa::path(get, path = "/readyz", tag = "health", responses(
+    (status = 200, body = Ready),
+    (status = 503, description = "Shutting down, or the store does not answer.", body = ErrorBody),
+))]
 async fn ready(State(state): State<AppState>) -> Response {
     if state.stopping().is_cancelled() {
         return ApiError::ShuttingDown.into_response();
     }
     match state.db().ping().await {
-        Ok(()) => Json(json!({"status": "ready", "store": state.db().backend()})).into_response(),
+        Ok(()) => Json(Ready {
+            status: "ready".into(),
+            store: state.db().backend().into(),
+        })
+        .into_response(),
         Err(e) => {
             tracing::error!(error = %e, "readiness: the store does not answer");
             (
@@ -63,8 +106,19 @@ async fn ready(State(state): State<AppState>) -> Response {
 }
 
 /// `GET /v1/schemas/workflow.json`: the workflow file format.
+#[utoipa::path(get, path = "/v1/schemas/workflow.json", tag = "workflows", responses(
+    (status = 200, description = "The workflow file format (JSON Schema draft-07).", body = Object),
+))]
 async fn schema() -> Response {
     Json(dragnet_engine::workflow::json_schema()).into_response()
+}
+
+/// `GET /v1/openapi.json`: this document.
+#[utoipa::path(get, path = "/v1/openapi.json", tag = "health", responses(
+    (status = 200, description = "The API's OpenAPI 3.1 document.", body = Object),
+))]
+async fn openapi_json(axum::Extension(doc): axum::Extension<Arc<OpenApi>>) -> Response {
+    Json(doc.as_ref().clone()).into_response()
 }
 
 async fn no_route(method: Method, uri: Uri) -> Response {

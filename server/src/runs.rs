@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
+use crate::bodies::{Cancelling, ErrorBody, RunCreated, RunItem, RunLinks, RunList, RunRecordBody};
+use crate::error::{storable, storable_name, ApiError, ApiResult};
 use crate::extract::{json_body, Query};
 use crate::launch::{self, RunRequest};
 use crate::state::AppState;
@@ -27,6 +28,23 @@ const LIMIT_DEFAULT: u32 = 50;
 
 /// `POST /v1/workflows/{name}/runs`: 201 with the new run, or 200 with the
 /// run an earlier request with the same `Idempotency-Key` made.
+#[utoipa::path(post, path = "/v1/workflows/{name}/runs", tag = "runs", security(("bearer" = [])),
+    params(
+        ("name" = String, Path),
+        ("Idempotency-Key" = Option<String>, Header,
+            description = "The same key and body within 24 hours answer with the first run."),
+    ),
+    request_body(content = Option<RunRequest>, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The run an earlier request with this key made.", body = RunCreated),
+        (status = 201, body = RunCreated),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "The key was used with another body.", body = ErrorBody),
+        (status = 422, description = "Invalid inputs, or a version that no longer compiles.", body = ErrorBody),
+        (status = 503, description = "The server is shutting down.", body = ErrorBody),
+    ))]
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
@@ -34,11 +52,12 @@ pub async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
+    let name = storable_name(name, "workflow")?;
     let request: RunRequest = json_body(&body)?;
     let key = match headers.get("idempotency-key") {
         None => None,
         Some(v) => match v.to_str() {
-            Ok(k) if !k.is_empty() && k.len() <= 255 => Some(k.to_string()),
+            Ok(k) if !k.is_empty() && k.len() <= 255 && storable(k) => Some(k.to_string()),
             _ => {
                 return Err(ApiError::bad_request(
                     "Idempotency-Key",
@@ -62,17 +81,17 @@ pub async fn create(
             .await?
             .map_or(RunStatus::Running, |r| r.status),
     };
-    let body = json!({
-        "run_id": started.run_id,
-        "workflow": name,
-        "version": started.version,
-        "status": run_status,
-        "created": started.created,
-        "links": {
-            "self": format!("/v1/runs/{}", started.run_id),
-            "events": format!("/v1/runs/{}/events", started.run_id),
+    let body = RunCreated {
+        links: RunLinks {
+            self_: format!("/v1/runs/{}", started.run_id),
+            events: format!("/v1/runs/{}/events", started.run_id),
         },
-    });
+        run_id: started.run_id,
+        workflow: name,
+        version: started.version,
+        status: run_status.as_str().to_string(),
+        created: started.created,
+    };
     Ok((status, Json(body)).into_response())
 }
 
@@ -86,16 +105,30 @@ fn request_hash(name: &str, body: &[u8]) -> String {
 }
 
 /// `GET /v1/runs` parameters.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListParams {
+    /// Only this workflow's runs.
     pub workflow: Option<String>,
+    /// Only runs with this status.
+    #[param(value_type = Option<String>, pattern = "^(running|succeeded|partial|failed|cancelled|interrupted)$")]
     pub status: Option<RunStatus>,
+    /// Runs per page, 1 to 500 (default 50).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
+    /// The `next_cursor` of the page before.
     pub cursor: Option<String>,
 }
 
 /// `GET /v1/runs`: newest first; `next_cursor` reads the next page.
+#[utoipa::path(get, path = "/v1/runs", tag = "runs", security(("bearer" = [])),
+    params(ListParams),
+    responses(
+        (status = 200, body = RunList),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+    ))]
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -108,13 +141,31 @@ pub async fn list(
             format!("give 1 to {LIMIT_MAX}, got {limit}"),
         ));
     }
+    if !params.workflow.as_deref().is_none_or(storable) {
+        return Err(ApiError::bad_request("workflow", "not a workflow name"));
+    }
     let filter = RunFilter {
         team_id: Some(caller.team_id().to_string()),
         workflow: params.workflow,
         status: params.status,
         before: params.cursor.as_deref().map(decode_cursor).transpose()?,
     };
-    let mut runs = state.db().list_runs_where(&filter, limit + 1).await?;
+    let mut runs: Vec<RunItem> = state
+        .db()
+        .list_runs_where(&filter, limit + 1)
+        .await?
+        .into_iter()
+        .map(|r| RunItem {
+            run_id: r.run_id,
+            workflow: r.workflow,
+            status: r.status.as_str().to_string(),
+            started_at: r.started_at,
+            duration_ms: r.duration_ms,
+            steps: r.steps,
+            failed: r.failed,
+            skipped: r.skipped,
+        })
+        .collect();
     let next_cursor = match runs.len() > limit as usize {
         true => {
             runs.truncate(limit as usize);
@@ -123,7 +174,7 @@ pub async fn list(
         }
         false => None,
     };
-    Ok(Json(json!({ "runs": runs, "next_cursor": next_cursor })).into_response())
+    Ok(Json(RunList { runs, next_cursor }).into_response())
 }
 
 fn encode_cursor(at_ms: i64, run_id: &str) -> String {
@@ -137,6 +188,9 @@ fn decode_cursor(cursor: &str) -> ApiResult<(DateTime<chrono::Utc>, String)> {
         .map_err(|_| bad())?;
     let text = String::from_utf8(bytes).map_err(|_| bad())?;
     let (at, id) = text.split_once(':').ok_or_else(bad)?;
+    if !storable(id) {
+        return Err(bad());
+    }
     let at = at
         .parse::<i64>()
         .ok()
@@ -146,8 +200,9 @@ fn decode_cursor(cursor: &str) -> ApiResult<(DateTime<chrono::Utc>, String)> {
 }
 
 /// `GET /v1/runs/{id}` parameters.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct GetParams {
     /// Include each step's output (left out by default: it can be large).
     #[serde(default)]
@@ -160,7 +215,10 @@ pub async fn owned_run(
     caller: &Caller,
     run_id: &str,
 ) -> ApiResult<(RunRecord, Option<i64>)> {
-    let missing = || ApiError::not_found("run", run_id);
+    let missing = || ApiError::not_found("run", run_id.escape_default().to_string());
+    if !storable(run_id) {
+        return Err(missing());
+    }
     let (team, version) = state.db().run_owner(run_id).await?.ok_or_else(missing)?;
     if team.as_deref() != Some(caller.team_id()) {
         return Err(missing());
@@ -170,6 +228,14 @@ pub async fn owned_run(
 }
 
 /// `GET /v1/runs/{id}`.
+#[utoipa::path(get, path = "/v1/runs/{id}", tag = "runs", security(("bearer" = [])),
+    params(("id" = String, Path), GetParams),
+    responses(
+        (status = 200, body = RunRecordBody),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ))]
 pub async fn get(
     State(state): State<AppState>,
     caller: Caller,
@@ -188,6 +254,14 @@ pub async fn get(
 }
 
 /// `POST /v1/runs/{id}/cancel`: 202 while it stops; 409 when it has ended.
+#[utoipa::path(post, path = "/v1/runs/{id}/cancel", tag = "runs", security(("bearer" = [])),
+    params(("id" = String, Path)),
+    responses(
+        (status = 202, body = Cancelling),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "The run has ended.", body = ErrorBody),
+    ))]
 pub async fn cancel(
     State(state): State<AppState>,
     caller: Caller,
@@ -197,7 +271,10 @@ pub async fn cancel(
     match launch::cancel(&state, &caller, &run_id) {
         Some(_) => Ok((
             StatusCode::ACCEPTED,
-            Json(json!({"run_id": run_id, "status": "cancelling"})),
+            Json(Cancelling {
+                run_id,
+                status: "cancelling".into(),
+            }),
         )
             .into_response()),
         None => Err(ApiError::Conflict {

@@ -5,11 +5,10 @@
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use chrono::Utc;
 use dragnet_engine::schedule::CronTrigger;
-use serde_json::{json, Value};
 
 use crate::auth::Caller;
+use crate::bodies::{ErrorBody, ScheduleBody, ScheduleList, TickBody};
 use crate::error::ApiResult;
 use crate::state::AppState;
 
@@ -17,9 +16,14 @@ use crate::state::AppState;
 const NEXT: usize = 3;
 const LATEST: u32 = 5;
 
+#[utoipa::path(get, path = "/v1/schedules", tag = "schedules", security(("bearer" = [])),
+    responses(
+        (status = 200, body = ScheduleList),
+        (status = 401, body = ErrorBody),
+    ))]
 pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
     let schedules = describe(&state, caller.team_id(), None).await?;
-    Ok(Json(json!({ "schedules": schedules })).into_response())
+    Ok(Json(ScheduleList { schedules }).into_response())
 }
 
 /// The team's schedules (of one workflow, or all) as the API shows them.
@@ -27,7 +31,7 @@ pub async fn describe(
     state: &AppState,
     team_id: &str,
     workflow: Option<&str>,
-) -> ApiResult<Vec<Value>> {
+) -> ApiResult<Vec<ScheduleBody>> {
     let db = state.db();
     let now = crate::scheduler::now(state, &state.tick_clock()).await?;
     let mut out = Vec::new();
@@ -42,35 +46,35 @@ pub async fn describe(
             _ => None,
         };
         let lateness_ms = due.map_or(0, |d| (now - d).num_milliseconds().max(0));
-        let ticks: Vec<Value> = db
+        let ticks: Vec<TickBody> = db
             .recent_ticks(&s.schedule_id, LATEST)
             .await?
             .into_iter()
             .map(|t| {
                 let handled = t.fired_at.unwrap_or(t.handled_at);
-                json!({
-                    "scheduled_for": t.scheduled_for,
-                    "status": t.status,
-                    "reason": t.reason,
-                    "run_id": t.run_id,
-                    "handled_at": t.handled_at,
-                    "lateness_ms": (handled - t.scheduled_for).num_milliseconds().max(0),
-                })
+                TickBody {
+                    scheduled_for: t.scheduled_for,
+                    status: t.status.as_str().to_string(),
+                    reason: t.reason,
+                    run_id: t.run_id,
+                    handled_at: t.handled_at,
+                    lateness_ms: (handled - t.scheduled_for).num_milliseconds().max(0),
+                }
             })
             .collect();
-        out.push(json!({
-            "schedule_id": s.schedule_id,
-            "workflow": s.workflow,
-            "cron": s.cron,
-            "timezone": s.timezone,
-            "catch_up": s.catch_up,
-            "overlap": s.overlap,
-            "active": s.active,
-            "next_ticks": next,
-            "last_ticks": ticks,
-            "lateness_ms": lateness_ms,
-            "checked_at": now.with_timezone(&Utc),
-        }));
+        out.push(ScheduleBody {
+            schedule_id: s.schedule_id,
+            workflow: s.workflow,
+            cron: s.cron,
+            timezone: s.timezone,
+            catch_up: s.catch_up,
+            overlap: s.overlap,
+            active: s.active,
+            next_ticks: next,
+            last_ticks: ticks,
+            lateness_ms,
+            checked_at: now,
+        });
     }
     Ok(out)
 }

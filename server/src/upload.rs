@@ -63,6 +63,16 @@ pub fn read(
         .or(header_name)
         .or(bundle_name)
         .unwrap_or_else(|| fallback.to_string());
+    let nul = source.contains('\0')
+        || documents
+            .iter()
+            .any(|(k, v)| k.contains('\0') || v.contains('\0'));
+    if nul {
+        return Err(ApiError::bad_request(
+            "request body",
+            "a workflow or document holds a NUL character",
+        ));
+    }
     if file_name.is_empty() || file_name.len() > 255 || file_name.chars().any(char::is_control) {
         return Err(ApiError::bad_request(
             "file name",

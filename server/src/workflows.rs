@@ -10,23 +10,53 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use dragnet_store::NewVersion;
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::auth::Caller;
-use crate::error::{diagnostics_json, ApiError, ApiResult};
+use crate::bodies::{
+    ErrorBody, PushedBody, Validation, VersionBody, WorkflowDetail, WorkflowItem, WorkflowList,
+};
+use crate::error::{diagnostic_bodies, storable_name, ApiError, ApiResult};
 use crate::extract::Query;
 use crate::launch::compile;
 use crate::state::AppState;
 use crate::upload;
 
 /// `?file=`: the file name diagnostics show.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct FileParam {
+    /// The file name diagnostics show (else `X-Dragnet-File`, the bundle's
+    /// `file_name`, or `<name>.yaml`).
     pub file: Option<String>,
+}
+
+/// The workflow file (YAML or JSON), or a JSON bundle
+/// `{workflow, documents?, file_name?}`.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct Bundle {
+    /// The workflow file's text.
+    workflow: String,
+    /// OpenAPI documents by the path the file names them by.
+    documents: Option<std::collections::BTreeMap<String, String>>,
+    file_name: Option<String>,
 }
 
 /// `POST /v1/validate`: 200 with `valid` and, when invalid, the
 /// diagnostics (a check that found problems has still answered).
+#[utoipa::path(post, path = "/v1/validate", tag = "workflows", security(("bearer" = [])),
+    params(FileParam),
+    request_body(content(
+        (Bundle = "application/json"),
+        (String = "application/yaml"),
+        (String = "text/plain"),
+    )),
+    responses(
+        (status = 200, body = Validation),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 413, description = "The body is larger than the server accepts."),
+    ))]
 pub async fn validate(
     State(state): State<AppState>,
     _caller: Caller,
@@ -36,14 +66,40 @@ pub async fn validate(
 ) -> ApiResult<Response> {
     let up = upload::read(&headers, param.file, &body, "workflow.yaml")?;
     let answer = match compile(&state, &up.file_name, up.source, up.documents).await? {
-        Ok(wf) => json!({"valid": true, "name": wf.name, "steps": wf.steps.len()}),
-        Err(d) => json!({"valid": false, "diagnostics": diagnostics_json(&d)}),
+        Ok(wf) => Validation {
+            valid: true,
+            name: Some(wf.name),
+            steps: Some(wf.steps.len()),
+            diagnostics: None,
+        },
+        Err(d) => Validation {
+            valid: false,
+            name: None,
+            steps: None,
+            diagnostics: Some(diagnostic_bodies(&d)),
+        },
     };
     Ok(Json(answer).into_response())
 }
 
 /// `PUT /v1/workflows/{name}`: 201 with a new version, 200 when the content
 /// equals the current version, 422 with diagnostics when invalid.
+#[utoipa::path(put, path = "/v1/workflows/{name}", tag = "workflows", security(("bearer" = [])),
+    params(("name" = String, Path, description = "The workflow's name (its file's `name`)."), FileParam),
+    request_body(content(
+        (Bundle = "application/json"),
+        (String = "application/yaml"),
+        (String = "text/plain"),
+    )),
+    responses(
+        (status = 200, description = "Unchanged: the current version has this content.", body = PushedBody),
+        (status = 201, description = "Stored as a new version.", body = PushedBody),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 409, body = ErrorBody),
+        (status = 413, description = "The body is larger than the server accepts."),
+        (status = 422, description = "Invalid: located diagnostics, or a `name` that is not the URL's.", body = ErrorBody),
+    ))]
 pub async fn put(
     State(state): State<AppState>,
     caller: Caller,
@@ -103,30 +159,51 @@ pub async fn put(
         true => StatusCode::CREATED,
         false => StatusCode::OK,
     };
-    let body = json!({
-        "name": name,
-        "version": pushed.version,
-        "created": pushed.created,
-        "content_hash": hash,
-        "steps": wf.steps.len(),
-        "schedules": specs.iter().map(|s| &s.schedule_id).collect::<Vec<_>>(),
-    });
+    let body = PushedBody {
+        name,
+        version: pushed.version,
+        created: pushed.created,
+        content_hash: hash,
+        steps: wf.steps.len(),
+        schedules: specs.into_iter().map(|s| s.schedule_id).collect(),
+    };
     Ok((status, Json(body)).into_response())
 }
 
 /// `GET /v1/workflows`.
+#[utoipa::path(get, path = "/v1/workflows", tag = "workflows", security(("bearer" = [])),
+    responses((status = 200, body = WorkflowList), (status = 401, body = ErrorBody)))]
 pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
-    let workflows = state.db().list_workflows(caller.team_id()).await?;
-    Ok(Json(json!({ "workflows": workflows })).into_response())
+    let workflows = state
+        .db()
+        .list_workflows(caller.team_id())
+        .await?
+        .into_iter()
+        .map(|w| WorkflowItem {
+            name: w.name,
+            current_version: w.current_version,
+            created_at: w.created_at,
+            updated_at: w.updated_at,
+        })
+        .collect();
+    Ok(Json(WorkflowList { workflows }).into_response())
 }
 
 /// `GET /v1/workflows/{name}`: the current version's text and every
 /// version.
+#[utoipa::path(get, path = "/v1/workflows/{name}", tag = "workflows", security(("bearer" = [])),
+    params(("name" = String, Path)),
+    responses(
+        (status = 200, body = WorkflowDetail),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ))]
 pub async fn get(
     State(state): State<AppState>,
     caller: Caller,
     Path(name): Path<String>,
 ) -> ApiResult<Response> {
+    let name = storable_name(name, "workflow")?;
     let db = state.db();
     let (summary, versions) = db
         .get_workflow(caller.team_id(), &name)
@@ -136,26 +213,42 @@ pub async fn get(
         .workflow_version(caller.team_id(), &name, summary.current_version)
         .await?
         .ok_or_else(|| ApiError::not_found("workflow", &name))?;
-    Ok(Json(json!({
-        "name": summary.name,
-        "current_version": summary.current_version,
-        "created_at": summary.created_at,
-        "updated_at": summary.updated_at,
-        "file_name": current.info.file_name,
-        "source": current.source,
-        "documents": current.documents.keys().collect::<Vec<_>>(),
-        "versions": versions,
-        "schedules": crate::schedules::describe(&state, caller.team_id(), Some(&name)).await?,
-    }))
+    Ok(Json(WorkflowDetail {
+        schedules: crate::schedules::describe(&state, caller.team_id(), Some(&name)).await?,
+        name: summary.name,
+        current_version: summary.current_version,
+        created_at: summary.created_at,
+        updated_at: summary.updated_at,
+        file_name: current.info.file_name,
+        source: current.source,
+        documents: current.documents.into_keys().collect(),
+        versions: versions
+            .into_iter()
+            .map(|v| VersionBody {
+                version: v.version,
+                content_hash: v.content_hash,
+                file_name: v.file_name,
+                created_at: v.created_at,
+            })
+            .collect(),
+    })
     .into_response())
 }
 
 /// `DELETE /v1/workflows/{name}`: 204; its runs and versions are kept.
+#[utoipa::path(delete, path = "/v1/workflows/{name}", tag = "workflows", security(("bearer" = [])),
+    params(("name" = String, Path)),
+    responses(
+        (status = 204, description = "Deleted; its schedules stop."),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ))]
 pub async fn delete(
     State(state): State<AppState>,
     caller: Caller,
     Path(name): Path<String>,
 ) -> ApiResult<Response> {
+    let name = storable_name(name, "workflow")?;
     let now = state.clock().now();
     match state
         .db()

@@ -1,0 +1,226 @@
+//! The API's response bodies as types, so the OpenAPI document describes
+//! what the handlers write. Bodies the engine or store defines (a run
+//! record, a run summary) are described here by schema-only types that
+//! mirror their serde form; `openapi.rs` checks nothing drifts by testing
+//! real answers against the document.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Every error: `{"error": {kind, message, diagnostics?}}`.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable snake_case name: unauthorized, not_found, invalid_workflow…
+    pub kind: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Vec<DiagnosticBody>>,
+}
+
+/// A located problem in a workflow file.
+#[derive(Serialize, ToSchema)]
+pub struct DiagnosticBody {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    /// The YAML path, e.g. `steps[2].needs[0]`.
+    pub path: String,
+    pub message: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    pub status: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Ready {
+    pub status: String,
+    /// `postgres` or `sqlite`.
+    pub store: String,
+}
+
+/// The answer of `POST /v1/validate`.
+#[derive(Serialize, ToSchema)]
+pub struct Validation {
+    pub valid: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Vec<DiagnosticBody>>,
+}
+
+/// The answer of a push.
+#[derive(Serialize, ToSchema)]
+pub struct PushedBody {
+    pub name: String,
+    pub version: i64,
+    /// False when the content equals the current version's.
+    pub created: bool,
+    pub content_hash: String,
+    pub steps: usize,
+    /// The ids of the schedules its cron triggers are.
+    pub schedules: Vec<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct WorkflowItem {
+    pub name: String,
+    pub current_version: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct WorkflowList {
+    pub workflows: Vec<WorkflowItem>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct VersionBody {
+    pub version: i64,
+    pub content_hash: String,
+    pub file_name: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// One workflow: its current text, its versions and its schedules.
+#[derive(Serialize, ToSchema)]
+pub struct WorkflowDetail {
+    pub name: String,
+    pub current_version: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub file_name: String,
+    pub source: String,
+    /// The paths of the documents uploaded with it.
+    pub documents: Vec<String>,
+    pub versions: Vec<VersionBody>,
+    pub schedules: Vec<ScheduleBody>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RunLinks {
+    #[serde(rename = "self")]
+    pub self_: String,
+    pub events: String,
+}
+
+/// The answer of `POST /v1/workflows/{name}/runs`.
+#[derive(Serialize, ToSchema)]
+pub struct RunCreated {
+    pub run_id: String,
+    pub workflow: String,
+    pub version: i64,
+    /// running, succeeded, partial, failed, cancelled or interrupted.
+    pub status: String,
+    /// False when an earlier request with the same Idempotency-Key made it.
+    pub created: bool,
+    pub links: RunLinks,
+}
+
+/// A line of a run listing (the engine's `RunSummary`).
+#[derive(Serialize, ToSchema)]
+pub struct RunItem {
+    pub run_id: String,
+    pub workflow: String,
+    pub status: String,
+    pub started_at: DateTime<Utc>,
+    pub duration_ms: u64,
+    pub steps: u64,
+    pub failed: u64,
+    pub skipped: u64,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RunList {
+    pub runs: Vec<RunItem>,
+    /// Pass as `cursor` for the next page; null on the last.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Cancelling {
+    pub run_id: String,
+    pub status: String,
+}
+
+/// A run as recorded (the engine's `RunRecord`) with its workflow version.
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct RunRecordBody {
+    pub run_id: String,
+    pub workflow: String,
+    pub source: String,
+    pub status: String,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub duration_ms: u64,
+    #[schema(value_type = Object)]
+    pub inputs: serde_json::Value,
+    pub steps: Vec<StepRecordBody>,
+    pub workflow_version: Option<i64>,
+}
+
+/// A step as recorded.
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct StepRecordBody {
+    pub id: String,
+    /// tool or branch.
+    pub kind: String,
+    pub status: String,
+    pub reason: Option<String>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub duration_ms: u64,
+    pub attempts: u32,
+    #[schema(value_type = Option<Object>)]
+    pub verdict: Option<serde_json::Value>,
+    /// Only with `?outputs=true`.
+    #[schema(value_type = Option<Object>)]
+    pub output: Option<serde_json::Value>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct TickBody {
+    pub scheduled_for: DateTime<Utc>,
+    /// fired, skipped, missed or queued.
+    pub status: String,
+    pub reason: Option<String>,
+    pub run_id: Option<String>,
+    pub handled_at: DateTime<Utc>,
+    /// From the tick's time to when it was handled (its run created).
+    pub lateness_ms: i64,
+}
+
+/// A schedule: one cron trigger of a workflow's current version.
+#[derive(Serialize, ToSchema)]
+pub struct ScheduleBody {
+    pub schedule_id: String,
+    pub workflow: String,
+    pub cron: String,
+    pub timezone: String,
+    pub catch_up: String,
+    pub overlap: String,
+    pub active: bool,
+    pub next_ticks: Vec<DateTime<Utc>>,
+    /// Newest first.
+    pub last_ticks: Vec<TickBody>,
+    /// How long the oldest due tick has waited (0 when none is due).
+    pub lateness_ms: i64,
+    pub checked_at: DateTime<Utc>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ScheduleList {
+    pub schedules: Vec<ScheduleBody>,
+}
