@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use dragnet_steps::cache::CacheMode;
+use dragnet_steps::http::Secret;
 use dragnet_steps::looping::budget::Bound;
 use dragnet_steps::Limits;
 use serde::Deserialize;
@@ -34,6 +35,10 @@ pub struct Config {
     pub concurrency: NonZeroUsize,
     /// `dragnet serve`'s settings.
     pub server: ServerSettings,
+    /// A server the client commands talk to (`DRAGNET_SERVER`,
+    /// `[client] server`), and its token (`DRAGNET_TOKEN` only).
+    pub client_server: Option<String>,
+    pub client_token: Option<Secret>,
 }
 
 /// `[server]`: where `dragnet serve` listens and reads documents from.
@@ -74,7 +79,17 @@ struct FileConfig {
     runs: FileRuns,
     #[serde(default)]
     server: FileServer,
+    #[serde(default)]
+    client: FileClient,
     concurrency: Option<Spanned<usize>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileClient {
+    /// The server `workflows`, `trigger` and `runs --server` talk to. The
+    /// token is never read from the file: `DRAGNET_TOKEN` or `--token`.
+    server: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -312,6 +327,8 @@ impl Config {
             limits,
             concurrency,
             server,
+            client_server: env("DRAGNET_SERVER").or(file.client.server),
+            client_token: env("DRAGNET_TOKEN").map(Secret::new),
         })
     }
 }

@@ -7,6 +7,7 @@ use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use dragnet_engine::run::RunLog;
 
+use crate::client::{ApiClient, ServerFlags};
 use crate::config::Config;
 use crate::out::Out;
 use crate::services::Services;
@@ -28,27 +29,44 @@ pub enum RunsCommand {
         limit: u32,
         #[arg(long)]
         json: bool,
+        /// Read a server's runs (of your team) instead of the local store.
+        #[command(flatten)]
+        server: ServerFlags,
     },
     /// One run with every step: status, timing, verdicts, errors, skip reasons.
     Show {
         run_id: String,
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        server: ServerFlags,
     },
 }
 
 pub async fn runs(config: &Config, command: RunsCommand, out: &mut Out) -> Result<u8> {
+    let flags = match &command {
+        RunsCommand::List { server, .. } | RunsCommand::Show { server, .. } => server.clone(),
+    };
+    if let Some(client) = ApiClient::from(config, &flags)? {
+        let place = client.base().to_string();
+        return runs_inner(&client, &place, command, out).await;
+    }
     let services = Services::open(config).await?;
-    let outcome = runs_inner(&services, command, out).await;
+    let outcome = runs_inner(&services.db, services.db.backend(), command, out).await;
     services.shutdown().await;
     outcome
 }
 
-async fn runs_inner(services: &Services, command: RunsCommand, out: &mut Out) -> Result<u8> {
-    // Runs are read through the engine's port, whatever keeps them.
-    let log: &dyn RunLog = &services.db;
+/// Runs are read through the engine's port, whatever keeps them: a local
+/// store or a server.
+async fn runs_inner(
+    log: &dyn RunLog,
+    place: &str,
+    command: RunsCommand,
+    out: &mut Out,
+) -> Result<u8> {
     match command {
-        RunsCommand::List { limit, json } => {
+        RunsCommand::List { limit, json, .. } => {
             let list = log.list(limit).await?;
             if json {
                 let rows: Vec<serde_json::Value> = list
@@ -78,9 +96,9 @@ async fn runs_inner(services: &Services, command: RunsCommand, out: &mut Out) ->
                 }
             }
         }
-        RunsCommand::Show { run_id, json } => {
+        RunsCommand::Show { run_id, json, .. } => {
             let Some(run) = log.get(&run_id).await? else {
-                bail!("no run `{run_id}` in {}", services.db.backend());
+                bail!("no run `{run_id}` in {place}");
             };
             if json {
                 serde_json::to_writer_pretty(&mut *out, &run)?;

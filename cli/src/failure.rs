@@ -43,6 +43,14 @@ pub enum CliError {
     /// A flag's or environment variable's value cannot be used.
     #[error("{argument}: {message}")]
     Argument { argument: String, message: String },
+    /// A dragnet server answered with an error.
+    #[error("{server} answered {status} ({kind}): {message}")]
+    Server {
+        server: String,
+        status: u16,
+        kind: String,
+        message: String,
+    },
 }
 
 impl CliError {
@@ -54,6 +62,7 @@ impl CliError {
             | CliError::ConfigValue { .. } => "invalid_config",
             CliError::Limit { .. } => "invalid_limit",
             CliError::Argument { .. } => "invalid_argument",
+            CliError::Server { .. } => "server_error",
         }
     }
 
@@ -73,6 +82,7 @@ impl CliError {
             } => format!("{}:{line}:{column}: {key}", file.display()),
             CliError::Limit { argument, .. } => argument.to_string(),
             CliError::Argument { argument, .. } => argument.clone(),
+            CliError::Server { server, .. } => server.clone(),
         }
     }
 

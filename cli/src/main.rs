@@ -4,6 +4,7 @@
 
 mod bounds;
 mod call_cmd;
+mod client;
 mod config;
 mod db_cmd;
 mod demo;
@@ -11,6 +12,7 @@ mod failure;
 mod out;
 mod output;
 mod progress_line;
+mod remote_cmd;
 mod report;
 mod run_display;
 mod serve_cmd;
@@ -78,6 +80,11 @@ enum Command {
     /// API tokens of teams: create (printed once), revoke or list.
     #[command(subcommand)]
     Tokens(team_cmd::TokensCommand),
+    /// A server's workflows: push files, list them.
+    #[command(subcommand)]
+    Workflows(remote_cmd::WorkflowsCommand),
+    /// Start a run of a server's workflow; --follow shows it live.
+    Trigger(Box<remote_cmd::TriggerArgs>),
 }
 
 fn main() -> ExitCode {
@@ -116,6 +123,8 @@ fn main() -> ExitCode {
             Command::Serve(args) => serve_cmd::serve(&config()?, args, out).await,
             Command::Teams(c) => team_cmd::teams(&config()?, c, out).await,
             Command::Tokens(c) => team_cmd::tokens(&config()?, c, out).await,
+            Command::Workflows(c) => remote_cmd::workflows(&config()?, c, out).await,
+            Command::Trigger(args) => remote_cmd::trigger(&config()?, *args, out).await,
         }
     });
     let result = result.and_then(|code| {
@@ -142,6 +151,7 @@ impl Command {
             Command::Run(a) => a.json,
             Command::Runs(db_cmd::RunsCommand::List { json, .. })
             | Command::Runs(db_cmd::RunsCommand::Show { json, .. })
+            | Command::Workflows(remote_cmd::WorkflowsCommand::List { json, .. })
             | Command::Cache(db_cmd::CacheCommand::List { json }) => *json,
             Command::Cache(db_cmd::CacheCommand::Purge(_))
             | Command::Shop(_)
@@ -151,7 +161,9 @@ impl Command {
             | Command::Migrate
             | Command::Serve(_)
             | Command::Teams(_)
-            | Command::Tokens(_) => false,
+            | Command::Tokens(_)
+            | Command::Workflows(remote_cmd::WorkflowsCommand::Push { .. })
+            | Command::Trigger(_) => false,
         }
     }
 }

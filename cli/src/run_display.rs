@@ -21,6 +21,12 @@ pub struct RunDisplay {
 
 impl RunDisplay {
     pub fn new(_wf: &Workflow) -> Self {
+        RunDisplay::plain()
+    }
+
+    /// A display knowing nothing of the workflow beforehand (a followed
+    /// server run).
+    pub fn plain() -> Self {
         let multi = std::io::stderr()
             .is_terminal()
             .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));

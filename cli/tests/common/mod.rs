@@ -29,6 +29,10 @@ pub fn command(db: &str) -> Command {
         .env_remove("DRAGNET_CONFIG")
         .env_remove("DRAGNET_CACHE_MODE")
         .env_remove("DRAGNET_LOG")
+        .env_remove("DRAGNET_SERVER")
+        .env_remove("DRAGNET_TOKEN")
+        .env_remove("DRAGNET_BIND")
+        .env_remove("DRAGNET_WORKFLOWS_DIR")
         .env_remove("RUST_LOG");
     c
 }

@@ -1,0 +1,156 @@
+//! `dragnet serve` as a process, driven by the binary's own client
+//! commands: teams and tokens made on the store, a workflow pushed with its
+//! document, a run triggered and followed to its summary, runs read over
+//! HTTP, a bad token refused without the token in the output, and SIGTERM
+//! stopping the server cleanly.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use common::{command, fresh_db, scratch, shop, stderr, stdout};
+
+/// `dragnet serve` on a free port; returns the child and its address.
+fn serve(db: &str) -> (Child, String) {
+    let mut child = command(db)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let out = child.stdout.take().expect("its stdout");
+    let mut line = String::new();
+    BufReader::new(out)
+        .read_line(&mut line)
+        .expect("a first line");
+    let addr = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in `{line}`"))
+        .to_string();
+    (child, addr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pushed_workflow_runs_on_the_server_and_sigterm_stops_it() {
+    let shop = shop().await;
+    let db = fresh_db();
+    let made = command(&db)
+        .args(["teams", "create", "acme"])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", stderr(&made));
+    let token = command(&db)
+        .args(["tokens", "create", "--team", "acme"])
+        .output()
+        .unwrap();
+    let token = stdout(&token).trim().to_string();
+    assert!(token.starts_with("dnt_"), "{token}");
+
+    // The workflow and its document in a folder of their own.
+    let dir = scratch("wf");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(common::example("nightly-open-orders.workflow.yaml"))
+        .unwrap()
+        .replace("http://127.0.0.1:8080", shop.base_url());
+    std::fs::write(dir.join("nightly.yaml"), text).unwrap();
+    std::fs::copy(dragnet_shop::openapi_path(), dir.join("openapi.yaml")).unwrap();
+    let file = dir.join("nightly.yaml").display().to_string();
+
+    let (mut server, addr) = serve(&db);
+    let client = |args: &[&str]| {
+        let mut c = command(&db);
+        c.args(args)
+            .env("DRAGNET_SERVER", &addr)
+            .env("DRAGNET_TOKEN", &token);
+        c
+    };
+    let pushed = client(&["workflows", "push", &file]).output().unwrap();
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
+    assert!(
+        stdout(&pushed).contains("stored as version 1"),
+        "{}",
+        stdout(&pushed)
+    );
+    let again = client(&["workflows", "push", &file]).output().unwrap();
+    assert!(
+        stdout(&again).contains("unchanged at version 1"),
+        "{}",
+        stdout(&again)
+    );
+
+    let run = client(&[
+        "trigger",
+        "nightly-open-orders",
+        "--input",
+        "min_total=900",
+        "--follow",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let summary = stdout(&run);
+    assert!(
+        summary.contains("Succeeded") && summary.contains("open_orders"),
+        "{summary}"
+    );
+    assert!(
+        stderr(&run).contains("open_orders: succeeded"),
+        "{}",
+        stderr(&run)
+    );
+
+    let listed = client(&["runs", "list", "--json"]).output().unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(rows[0]["workflow"], "nightly-open-orders", "{rows}");
+    let id = rows[0]["run_id"].as_str().unwrap().to_string();
+    let shown = client(&["runs", "show", &id, "--json"]).output().unwrap();
+    let record: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(record["status"], "succeeded");
+    assert!(
+        record["steps"][1]["output"]["_loop"]["complete"] == true,
+        "{record}"
+    );
+
+    let refused = command(&db)
+        .args([
+            "runs",
+            "list",
+            "--server",
+            &addr,
+            "--token",
+            "dnt_wrong-secret",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    let said = stderr(&refused);
+    assert!(
+        said.contains("401") && !said.contains("dnt_wrong-secret"),
+        "{said}"
+    );
+
+    // SIGTERM: the server stops taking work and exits cleanly.
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut status = None;
+    for _ in 0..200 {
+        if let Some(s) = server.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = status.unwrap_or_else(|| {
+        let _ = server.kill();
+        panic!("the server did not stop on SIGTERM");
+    });
+    assert!(status.success(), "{status:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+    shop.shutdown().await;
+}
