@@ -51,6 +51,8 @@ pub struct ServerSettings {
     pub workflows_dir: Option<PathBuf>,
     /// How long running runs may finish on shutdown.
     pub shutdown_grace: Duration,
+    /// Runs running at once; more wait, queued.
+    pub max_running_runs: usize,
 }
 
 /// Where `dragnet serve` listens by default.
@@ -98,6 +100,7 @@ struct FileServer {
     bind: Option<String>,
     workflows_dir: Option<PathBuf>,
     shutdown_grace_seconds: Option<Spanned<u64>>,
+    max_running_runs: Option<Spanned<usize>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -309,7 +312,19 @@ impl Config {
                 ))
             }
         };
+        let max_running_runs = match &file.server.max_running_runs {
+            None => 16,
+            Some(n) if (1..=MAX_CONCURRENCY).contains(n.get_ref()) => *n.get_ref(),
+            Some(n) => {
+                return Err(source.value_error(
+                    n.span(),
+                    "server.max_running_runs",
+                    format!("is {}; it must be from 1 to {MAX_CONCURRENCY}", n.get_ref()),
+                ))
+            }
+        };
         let server = ServerSettings {
+            max_running_runs,
             bind: env("DRAGNET_BIND")
                 .or(file.server.bind)
                 .unwrap_or_else(|| DEFAULT_BIND.to_string()),

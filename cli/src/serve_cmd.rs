@@ -45,6 +45,7 @@ pub async fn serve(config: &Config, args: ServeArgs, out: &mut Out) -> Result<u8
         step_concurrency: config.concurrency.get(),
         cache_mode: config.cache_mode,
         shutdown_grace: config.server.shutdown_grace,
+        max_running_runs: config.server.max_running_runs,
         ..ServerConfig::default()
     };
     let state = AppState::new(

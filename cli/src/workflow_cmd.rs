@@ -154,7 +154,9 @@ pub fn exit_code(record: &RunRecord) -> u8 {
         RunStatus::Succeeded => EXIT_COMPLETE,
         RunStatus::Partial => EXIT_PARTIAL,
         RunStatus::Cancelled => EXIT_CANCELLED,
-        RunStatus::Failed | RunStatus::Running | RunStatus::Interrupted => EXIT_ERROR,
+        RunStatus::Failed | RunStatus::Queued | RunStatus::Running | RunStatus::Interrupted => {
+            EXIT_ERROR
+        }
     }
 }
 

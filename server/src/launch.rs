@@ -8,7 +8,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use dragnet_engine::run::{self, Fanout, RunCache, RunOptions, RunRecord, RunStatus};
+use std::time::Duration;
+
+use dragnet_engine::run::{
+    self, Fanout, RunCache, RunObserver, RunOptions, RunRecord, RunStatus, StepRecord, StepStatus,
+    StepType,
+};
 use dragnet_engine::workflow::{self, model::Workflow, Diagnostics, DocumentSource};
 use dragnet_store::{NewRun, ObserverOptions, RunOwner, StoreObserver, Submitted};
 use serde_json::{Map, Value};
@@ -16,7 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::live::StreamObserver;
+use crate::gate::Slot;
+use crate::live::{LiveRun, StreamObserver};
 use crate::state::AppState;
 
 /// What a run request asks for.
@@ -208,14 +214,24 @@ pub fn spawn_run(
         run: live.clone(),
         next: Arc::new(Fanout(vec![store.clone()])),
     });
+    live.announce_queued(&wf.name);
+    let team = team_id.to_string();
+    let waiting = options.cancel.clone();
     state.tracker().clone().spawn(async move {
-        let outcome = run::run(wf.clone(), options, observer.clone()).await;
-        if let Err(error) = outcome {
-            // The workflow compiled and its inputs were typed, so this is
-            // rare; the run is recorded failed with the reason.
-            tracing::error!(run_id = %live.run_id, %error, "a run could not start");
-            let record = failed_record(&wf, &live.run_id, &state, inputs);
-            dragnet_engine::run::RunObserver::run_finished(observer.as_ref(), &record);
+        match wait_for_slot(&state, &live, &team, &wf, &waiting).await {
+            Ok(_slot) => {
+                if let Err(error) = run::run(wf.clone(), options, observer.clone()).await {
+                    // The workflow compiled and its inputs were typed, so
+                    // this is rare; the run is recorded failed.
+                    tracing::error!(run_id = %live.run_id, %error, "a run could not start");
+                    let record = unstarted(&wf, &live.run_id, &state, inputs, RunStatus::Failed);
+                    RunObserver::run_finished(observer.as_ref(), &record);
+                }
+            }
+            Err(status) => {
+                let record = unstarted(&wf, &live.run_id, &state, inputs, status);
+                RunObserver::run_finished(observer.as_ref(), &record);
+            }
         }
         store.close().await;
         if let Err(error) = state
@@ -229,18 +245,81 @@ pub fn spawn_run(
     });
 }
 
-fn failed_record(wf: &Workflow, run_id: &str, state: &AppState, inputs: Value) -> RunRecord {
+/// How often a queued run's heartbeat is written while it waits.
+const QUEUED_HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// Waits, queued, for the run's concurrency slots. A run cancelled while
+/// waiting ends `cancelled`; one the server stops for ends `interrupted`.
+async fn wait_for_slot(
+    state: &AppState,
+    live: &LiveRun,
+    team_id: &str,
+    wf: &Workflow,
+    cancel: &CancellationToken,
+) -> Result<Slot, RunStatus> {
+    let enter = state.gate().enter(team_id, &wf.name, wf.concurrency);
+    tokio::pin!(enter);
+    let mut beat = tokio::time::interval(QUEUED_HEARTBEAT);
+    loop {
+        tokio::select! {
+            slot = &mut enter => return Ok(slot),
+            () = cancel.cancelled() => {
+                return Err(match live.is_interrupted() {
+                    true => RunStatus::Interrupted,
+                    false => RunStatus::Cancelled,
+                })
+            }
+            () = state.stopping().cancelled() => return Err(RunStatus::Interrupted),
+            _ = beat.tick() => {
+                if let Err(error) = state.db().heartbeat(&live.run_id, state.clock().now()).await {
+                    tracing::warn!(run_id = %live.run_id, %error, "a queued run's heartbeat");
+                }
+            }
+        }
+    }
+}
+
+/// The record of a run that ended without running: every step ends with
+/// the run's status and says why.
+fn unstarted(
+    wf: &Workflow,
+    run_id: &str,
+    state: &AppState,
+    inputs: Value,
+    status: RunStatus,
+) -> RunRecord {
     let now = state.clock().now();
+    let (step_status, reason) = match status {
+        RunStatus::Cancelled => (StepStatus::Cancelled, "the run was cancelled while queued"),
+        RunStatus::Interrupted => (
+            StepStatus::Interrupted,
+            "the server stopped while the run was queued",
+        ),
+        _ => (StepStatus::Failed, "the run could not start"),
+    };
     RunRecord {
         run_id: run_id.to_string(),
         workflow: wf.name.clone(),
         source: wf.source.display().to_string(),
-        status: RunStatus::Failed,
+        status,
         started_at: now,
         finished_at: Some(now),
         duration_ms: 0,
         inputs,
-        steps: Vec::new(),
+        steps: wf
+            .steps
+            .iter()
+            .map(|s| {
+                let kind = match s.kind {
+                    dragnet_engine::workflow::model::StepKind::Branch(_) => StepType::Branch,
+                    _ => StepType::Tool,
+                };
+                let mut step = StepRecord::pending(s.id.as_str(), kind);
+                step.status = step_status;
+                step.reason = Some(reason.to_string());
+                step
+            })
+            .collect(),
     }
 }
 

@@ -13,6 +13,7 @@ mod bodies;
 mod error;
 mod events;
 mod extract;
+mod gate;
 mod launch;
 mod live;
 mod routes;

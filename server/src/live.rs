@@ -57,6 +57,20 @@ impl LiveRun {
         self.latest.subscribe()
     }
 
+    /// Whether shutdown stopped it.
+    pub fn is_interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::SeqCst)
+    }
+
+    /// The first event: the run exists and waits for a slot.
+    pub fn announce_queued(&self, workflow: &str) {
+        self.push(
+            EVENT_RUN,
+            json!({"runId": self.run_id, "workflow": workflow, "status": RunStatus::Queued}),
+            false,
+        );
+    }
+
     /// Stops the run because the server is shutting down.
     pub fn interrupt(&self) {
         self.interrupted.store(true, Ordering::SeqCst);

@@ -74,12 +74,12 @@ pub async fn create(
         false => StatusCode::OK,
     };
     let run_status = match started.created {
-        true => RunStatus::Running,
+        true => RunStatus::Queued,
         false => state
             .db()
             .get_run(&started.run_id)
             .await?
-            .map_or(RunStatus::Running, |r| r.status),
+            .map_or(RunStatus::Queued, |r| r.status),
     };
     let body = RunCreated {
         links: RunLinks {

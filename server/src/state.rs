@@ -14,6 +14,7 @@ use dragnet_store::Db;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::gate::Gate;
 use crate::live::LiveRuns;
 use crate::scheduler::{SchedulerConfig, TickClock};
 
@@ -39,6 +40,8 @@ pub struct ServerConfig {
     /// The cron scheduler; `None` runs no passes by itself (tests call
     /// `scheduler::pass`).
     pub scheduler: Option<SchedulerConfig>,
+    /// Runs running at once on this server; more wait, queued.
+    pub max_running_runs: usize,
 }
 
 impl Default for ServerConfig {
@@ -52,6 +55,7 @@ impl Default for ServerConfig {
             body_limit: 32 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(30),
             scheduler: Some(SchedulerConfig::default()),
+            max_running_runs: 16,
         }
     }
 }
@@ -65,6 +69,7 @@ struct Inner {
     config: ServerConfig,
     clock: Arc<dyn Clock>,
     live: LiveRuns,
+    gate: Gate,
     tracker: TaskTracker,
     /// Cancelled when the server stops taking work.
     stopping: CancellationToken,
@@ -82,6 +87,7 @@ impl AppState {
     ) -> AppState {
         AppState(Arc::new(Inner {
             db,
+            gate: Gate::new(config.max_running_runs),
             config,
             clock,
             live: LiveRuns::default(),
@@ -105,6 +111,10 @@ impl AppState {
 
     pub fn live(&self) -> &LiveRuns {
         &self.0.live
+    }
+
+    pub fn gate(&self) -> &Gate {
+        &self.0.gate
     }
 
     pub fn tracker(&self) -> &TaskTracker {

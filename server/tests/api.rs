@@ -25,7 +25,91 @@ dragnet_store::on_both_backends!(
     a_cancelled_run_ends_cancelled,
     a_teams_cache_entries_serve_only_that_team,
     shutdown_records_runs_past_the_grace_period_interrupted,
+    runs_beyond_a_limit_wait_queued_in_order,
 );
+
+/// One slow walk (each page 150 ms) with an optional top-level key.
+fn slow(api: &Api, name: &str, extra: &str) -> String {
+    format!(
+        "name: {name}
+{extra}
+providers:
+  shop:
+    openapi: openapi.yaml
+    base_url: {base}
+    headers:
+      X-Shop-Fault: \"latency=150\"
+steps:
+  - id: orders
+    tool: shop.listOrders
+    input: {{ status: cancelled, per_page: 100 }}
+    loop: {{ all_pages: true, fields: [id] }}
+",
+        base = api.shop.base_url()
+    )
+}
+
+async fn runs_beyond_a_limit_wait_queued_in_order(db: Db) -> Result<()> {
+    let config = ServerConfig {
+        max_running_runs: 2,
+        ..ServerConfig::default()
+    };
+    let api = Api::start_with(db, config).await?;
+    let t = api.team("acme").await?;
+    api.push(&t, "one", &slow(&api, "one", "concurrency: 1"))
+        .await?;
+    api.push(&t, "other", &slow(&api, "other", "")).await?;
+    let first = api.run(&t, "one", "{}").await?;
+    let second = api.run(&t, "one", "{}").await?;
+    let third = api.run(&t, "one", "{}").await?;
+    let free = api.run(&t, "other", "{}").await?;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let status = |v: &Value| v["status"].as_str().unwrap_or_default().to_string();
+    let (_, f) = api.get(&format!("/v1/runs/{first}"), &t).await?;
+    let (_, s) = api.get(&format!("/v1/runs/{second}"), &t).await?;
+    let (_, o) = api.get(&format!("/v1/runs/{free}"), &t).await?;
+    ensure!(status(&f) == "running", "{f}");
+    // `one` allows one run at a time; `other` takes the server's second slot.
+    ensure!(status(&s) == "queued", "{s}");
+    ensure!(status(&o) == "running", "{o}");
+    // A queued run cancelled never starts.
+    let (code, _) = api
+        .send(
+            Method::POST,
+            &format!("/v1/runs/{third}/cancel"),
+            Some(&t),
+            None,
+            &[],
+        )
+        .await?;
+    ensure!(code == StatusCode::ACCEPTED, "{code}");
+    let cancelled = api.finished(&t, &third).await?;
+    ensure!(cancelled["status"] == "cancelled", "{cancelled}");
+    let reason = cancelled["steps"][0]["reason"].as_str().unwrap_or_default();
+    ensure!(reason.contains("while queued"), "{cancelled}");
+
+    let f = api.finished(&t, &first).await?;
+    let s = api.finished(&t, &second).await?;
+    api.finished(&t, &free).await?;
+    ensure!(
+        status(&f) == "succeeded" && status(&s) == "succeeded",
+        "{f} {s}"
+    );
+    let ended = f["finished_at"].as_str().unwrap_or_default().to_string();
+    let began = s["started_at"].as_str().unwrap_or_default().to_string();
+    ensure!(
+        began >= ended,
+        "the queued run began {began}, before the first ended {ended}"
+    );
+    let events = api.events(&t, &second, None).await?;
+    let runs: Vec<&Value> = events
+        .iter()
+        .filter(|e| e.event == "run")
+        .map(|e| &e.data["status"])
+        .collect();
+    ensure!(runs == ["queued", "running"], "{runs:?}");
+    api.stop().await
+}
 
 async fn requests_need_a_live_token_and_teams_see_only_their_own(db: Db) -> Result<()> {
     let api = Api::start(db).await?;

@@ -29,6 +29,8 @@ pub enum StepStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
+    /// Waiting for a concurrency slot (set by a server, never by a run).
+    Queued,
     Running,
     /// Every step succeeded or was skipped, every walk complete.
     Succeeded,
@@ -59,6 +61,7 @@ impl RunStatus {
     /// The snake_case name it is stored and printed by.
     pub fn as_str(self) -> &'static str {
         match self {
+            RunStatus::Queued => "queued",
             RunStatus::Running => "running",
             RunStatus::Succeeded => "succeeded",
             RunStatus::Partial => "partial",

@@ -71,6 +71,22 @@ pub fn compile(
         .key("description")
         .and_then(|c| cx.deserialize::<Option<String>>(&c))
         .flatten();
+    let concurrency = top.key("concurrency").and_then(|c| {
+        let n = cx.deserialize::<u32>(&c)?;
+        match std::num::NonZeroU32::new(n).filter(|n| n.get() <= MAX_RUN_CONCURRENCY) {
+            Some(n) => Some(n),
+            None => {
+                cx.error(
+                    &c,
+                    format!(
+                        "`concurrency` is {n}; runs of this workflow at once on a server: 1 to \
+                         {MAX_RUN_CONCURRENCY}"
+                    ),
+                );
+                None
+            }
+        }
+    });
     let inputs = inputs(cx, top.key("inputs"));
     let providers = providers(cx, top.key("providers"), documents);
     let triggers = triggers(cx, top.key("triggers"));
@@ -116,6 +132,10 @@ pub fn compile(
         inputs: inputs.defs,
         providers: providers.ok,
         triggers,
+        concurrency,
         steps,
     })
 }
+
+/// The most runs of one workflow at once that can be asked for.
+pub const MAX_RUN_CONCURRENCY: u32 = 1000;

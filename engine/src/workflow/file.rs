@@ -34,6 +34,11 @@ pub struct WorkflowFile {
     /// When the workflow runs by itself; manual and API runs need none.
     #[serde(default)]
     pub triggers: Vec<TriggerFile>,
+    /// On a server: how many runs of this workflow may run at once (1 to
+    /// 1000); later ones wait, queued. Not the steps of one run at once.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub concurrency: Option<u32>,
     /// The steps, in any order: the DAG comes from `needs`, refs and
     /// branches.
     #[schemars(length(min = 1))]
@@ -41,13 +46,14 @@ pub struct WorkflowFile {
 }
 
 /// Top-level keys, in the order of `WorkflowFile`.
-pub const TOP_LEVEL_KEYS: [&str; 7] = [
+pub const TOP_LEVEL_KEYS: [&str; 8] = [
     "$schema",
     "name",
     "description",
     "inputs",
     "providers",
     "triggers",
+    "concurrency",
     "steps",
 ];
 

@@ -51,6 +51,9 @@ pub struct Workflow {
     pub inputs: Vec<InputDef>,
     pub providers: BTreeMap<String, Provider>,
     pub triggers: Vec<Trigger>,
+    /// On a server, how many runs of it may run at once (more wait,
+    /// queued); `None`: only the server's own limit.
+    pub concurrency: Option<std::num::NonZeroU32>,
     /// In file order.
     pub steps: Vec<Step>,
 }

@@ -239,7 +239,7 @@ steps:
     pub async fn finished(&self, token: &str, run_id: &str) -> Result<Value> {
         for _ in 0..600 {
             let (_, v) = self.get(&format!("/v1/runs/{run_id}"), token).await?;
-            if v["status"] != "running" {
+            if v["status"] != "running" && v["status"] != "queued" {
                 return Ok(v);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -14,14 +14,14 @@ use super::millis_between;
 use crate::db::{col, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
 
-const RUNNING: &str =
-    "SELECT run_id, host, pid, started_at, heartbeat_at FROM runs WHERE status = 'running'";
+const RUNNING: &str = "SELECT run_id, host, pid, started_at, heartbeat_at FROM runs \
+     WHERE status IN ('running', 'queued')";
 
 /// Only if nothing moved since it was read: a heartbeat in between means
 /// the run is alive after all.
 const MARK_RUN: &str =
     "UPDATE runs SET status = 'interrupted', finished_at = $2, duration_ms = $3 \
-     WHERE run_id = $1 AND status = 'running' AND heartbeat_at = $2";
+     WHERE run_id = $1 AND status IN ('running', 'queued') AND heartbeat_at = $2";
 
 const MARK_STEPS: &str =
     "UPDATE run_steps SET status = 'interrupted', reason = $2, finished_at = $3 \

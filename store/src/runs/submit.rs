@@ -13,10 +13,10 @@ use crate::error::{Error, Result};
 /// How long an idempotency key answers with its first run.
 pub const IDEMPOTENCY_WINDOW: Duration = Duration::hours(24);
 
-/// The row of a run about to start.
+/// The row of a run about to start: `queued` until its run begins.
 pub(crate) const INSERT_RUN: &str = "INSERT INTO runs (run_id, workflow, source, status, inputs, \
      started_at, duration_ms, host, pid, heartbeat_at, team_id, workflow_version) \
-     VALUES ($1, $2, $3, 'running', $4, $5, 0, $6, $7, $5, $8, $9)";
+     VALUES ($1, $2, $3, 'queued', $4, $5, 0, $6, $7, $5, $8, $9)";
 
 /// Writes the row of `$run` (a `NewRun`) in transaction `$tx`, timestamps
 /// through the backend's codec `$T`.
@@ -71,8 +71,9 @@ pub enum Submitted {
 }
 
 impl Db {
-    /// Writes the row of a run about to start (`running`, owned by
-    /// `owner`), unless its idempotency key answers with an earlier run.
+    /// Writes the row of a run about to start (`queued` until it has a
+    /// concurrency slot, owned by `owner`), unless its idempotency key
+    /// answers with an earlier run.
     pub async fn submit_run(
         &self,
         run: NewRun<'_>,

@@ -38,7 +38,7 @@ const STEP_RUNNING: &str = "INSERT INTO run_steps (run_id, idx, id, kind, status
      ON CONFLICT (run_id, idx) DO UPDATE SET status = 'running', started_at = excluded.started_at";
 
 const HEARTBEAT: &str =
-    "UPDATE runs SET heartbeat_at = $2 WHERE run_id = $1 AND status = 'running'";
+    "UPDATE runs SET heartbeat_at = $2 WHERE run_id = $1 AND status IN ('running', 'queued')";
 
 /// A run's row, encoded.
 struct RunRow {
