@@ -12,10 +12,13 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+/// Each workflow's slots by (team, workflow), with the limit they count.
+type WorkflowSlots = HashMap<(String, String), (u32, Arc<Semaphore>)>;
+
 /// The server's slots.
 pub struct Gate {
     server: Arc<Semaphore>,
-    workflows: Mutex<HashMap<(String, String), (u32, Arc<Semaphore>)>>,
+    workflows: Mutex<WorkflowSlots>,
 }
 
 /// A run's slots, given back when it is dropped.
