@@ -53,6 +53,8 @@ pub struct ServerSettings {
     pub shutdown_grace: Duration,
     /// Runs running at once; more wait, queued.
     pub max_running_runs: usize,
+    /// The token `GET /metrics` asks for (`DRAGNET_METRICS_TOKEN` only).
+    pub metrics_token: Option<Secret>,
 }
 
 /// Where `dragnet serve` listens by default.
@@ -325,6 +327,7 @@ impl Config {
         };
         let server = ServerSettings {
             max_running_runs,
+            metrics_token: env("DRAGNET_METRICS_TOKEN").map(Secret::new),
             bind: env("DRAGNET_BIND")
                 .or(file.server.bind)
                 .unwrap_or_else(|| DEFAULT_BIND.to_string()),

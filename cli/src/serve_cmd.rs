@@ -46,6 +46,7 @@ pub async fn serve(config: &Config, args: ServeArgs, out: &mut Out) -> Result<u8
         cache_mode: config.cache_mode,
         shutdown_grace: config.server.shutdown_grace,
         max_running_runs: config.server.max_running_runs,
+        metrics_token: config.server.metrics_token.clone(),
         ..ServerConfig::default()
     };
     let state = AppState::new(

@@ -104,6 +104,17 @@ impl Plan {
             .collect()
     }
 
+    /// Step `index` and every step that depends on it, directly or not.
+    pub fn downstream(&self, index: usize) -> Vec<usize> {
+        let mut dfs = petgraph::visit::Dfs::new(&self.graph, self.nodes[index]);
+        let mut out = Vec::new();
+        while let Some(node) = dfs.next(&self.graph) {
+            out.push(self.graph[node]);
+        }
+        out.sort_unstable();
+        out
+    }
+
     /// Whether there is a path between two steps, either way.
     pub fn ordered(&self, a: usize, b: usize) -> bool {
         petgraph::algo::has_path_connecting(&self.graph, self.nodes[a], self.nodes[b], None)

@@ -4,7 +4,7 @@
 //! as a tracked task of this process that writes its record as it goes and
 //! its stream's events when it ends.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -150,6 +150,7 @@ pub async fn start(
         team_id: caller.team_id(),
         run_id: &run_id,
         trigger: run::trigger_value("api", None),
+        reuse: HashMap::new(),
     };
     spawn_run(state, launch, Arc::new(wf), request, inputs);
     Ok(Started {
@@ -159,11 +160,110 @@ pub async fn start(
     })
 }
 
-/// Whose run it is, its id, and what `$.trigger` holds.
+/// Starts a new run of the run `original` ran: the same workflow version
+/// and inputs. With `from`, the succeeded tool steps that neither are
+/// `from` nor depend on it keep their recorded outputs; the rest run again.
+pub async fn rerun(
+    state: &AppState,
+    caller: &Caller,
+    original: &RunRecord,
+    version: i64,
+    from: Option<&str>,
+) -> ApiResult<Started> {
+    if state.stopping().is_cancelled() {
+        return Err(ApiError::ShuttingDown);
+    }
+    let db = state.db();
+    let text = db
+        .workflow_version(caller.team_id(), &original.workflow, version)
+        .await?
+        .ok_or_else(|| ApiError::not_found("workflow", &original.workflow))?;
+    let wf = compile(state, &text.info.file_name, text.source, text.documents)
+        .await?
+        .map_err(ApiError::InvalidWorkflow)?;
+    let mut reuse = HashMap::new();
+    if let Some(step) = from {
+        let Some(index) = wf.steps.iter().position(|s| s.id.as_str() == step) else {
+            return Err(ApiError::Rejected {
+                kind: "unknown_step",
+                message: format!(
+                    "`{step}` is not a step of `{}` version {version}; its steps: {}",
+                    wf.name,
+                    wf.steps
+                        .iter()
+                        .map(|s| s.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        };
+        let again = dragnet_engine::plan::Plan::new(&wf)
+            .map_err(dragnet_engine::Error::from)?
+            .downstream(index);
+        for (i, s) in wf.steps.iter().enumerate() {
+            if again.contains(&i) {
+                continue;
+            }
+            if let Some(kept) = original.step(s.id.as_str()) {
+                reuse.insert(kept.id.clone(), kept.clone());
+            }
+        }
+    }
+    let given = match &original.inputs {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    let inputs = run::resolve_inputs(&wf, &given).map_err(ApiError::Engine)?;
+    let now = state.clock().now();
+    let run_id = run::new_run_id(now);
+    let source = wf.source.display().to_string();
+    db.submit_run(
+        NewRun {
+            run_id: &run_id,
+            team_id: caller.team_id(),
+            workflow: &wf.name,
+            version,
+            source: &source,
+            inputs: &inputs,
+            idempotency: None,
+        },
+        &RunOwner::this_process(),
+        now,
+    )
+    .await?;
+    let mut trigger = run::trigger_value("rerun", None);
+    if let Some(obj) = trigger.as_object_mut() {
+        obj.insert("rerun_of".into(), Value::String(original.run_id.clone()));
+        obj.insert(
+            "from".into(),
+            from.map_or(Value::Null, |f| Value::String(f.into())),
+        );
+    }
+    let launch = Launch {
+        team_id: caller.team_id(),
+        run_id: &run_id,
+        trigger,
+        reuse,
+    };
+    let request = RunRequest {
+        inputs: given,
+        ..RunRequest::default()
+    };
+    spawn_run(state, launch, Arc::new(wf), request, inputs);
+    Ok(Started {
+        run_id,
+        version,
+        created: true,
+    })
+}
+
+/// Whose run it is, its id, what `$.trigger` holds, and the steps of an
+/// earlier run it keeps (a rerun).
 pub struct Launch<'a> {
     pub team_id: &'a str,
     pub run_id: &'a str,
     pub trigger: Value,
+    pub reuse: HashMap<String, StepRecord>,
 }
 
 /// Runs a run whose row is written as a tracked task; returns at once.
@@ -178,6 +278,7 @@ pub fn spawn_run(
         team_id,
         run_id,
         trigger,
+        reuse,
     } = launch;
     let cancel = state.halt().child_token();
     let live = state.live().add(run_id, team_id, cancel.clone());
@@ -194,6 +295,7 @@ pub fn spawn_run(
         run_id: Some(run_id.to_string()),
         inputs: request.inputs,
         trigger,
+        reuse,
         concurrency: config.step_concurrency.max(1),
         limits: config.limits.clone(),
         env: config.env.clone(),
@@ -212,7 +314,10 @@ pub fn spawn_run(
     ));
     let observer = Arc::new(StreamObserver {
         run: live.clone(),
-        next: Arc::new(Fanout(vec![store.clone()])),
+        next: Arc::new(Fanout(vec![
+            store.clone(),
+            Arc::new(crate::metrics::MetricsObserver(state.metrics().clone())),
+        ])),
     });
     live.announce_queued(&wf.name);
     let team = team_id.to_string();

@@ -16,6 +16,7 @@ mod extract;
 mod gate;
 mod launch;
 mod live;
+mod metrics;
 mod routes;
 mod runs;
 pub mod scheduler;

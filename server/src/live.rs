@@ -29,6 +29,8 @@ pub struct LiveRun {
     pub cancel: CancellationToken,
     /// Set when shutdown stopped it: it is recorded as interrupted.
     interrupted: AtomicBool,
+    /// Set when its run begins (it has its slots).
+    started: AtomicBool,
     events: Mutex<Vec<RunEvent>>,
     /// The number of the latest event, and whether the run has ended.
     latest: watch::Sender<(u64, bool)>,
@@ -55,6 +57,11 @@ impl LiveRun {
     /// Waits for news after the state `seen` was read.
     pub fn watch(&self) -> watch::Receiver<(u64, bool)> {
         self.latest.subscribe()
+    }
+
+    /// Whether it still waits for a slot (its run has not begun).
+    pub fn is_queued(&self) -> bool {
+        !self.started.load(Ordering::SeqCst) && !self.latest.borrow().1
     }
 
     /// Whether shutdown stopped it.
@@ -106,6 +113,7 @@ impl LiveRuns {
             team_id: team_id.to_string(),
             cancel,
             interrupted: AtomicBool::new(false),
+            started: AtomicBool::new(false),
             events: Mutex::new(Vec::new()),
             latest: watch::channel((0, false)).0,
         });
@@ -124,6 +132,13 @@ impl LiveRuns {
     /// Every running run.
     pub fn all(&self) -> Vec<Arc<LiveRun>> {
         self.map().values().cloned().collect()
+    }
+
+    /// Runs running and runs queued.
+    pub fn counts(&self) -> (usize, usize) {
+        let runs = self.all();
+        let queued = runs.iter().filter(|r| r.is_queued()).count();
+        (runs.len() - queued, queued)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -171,6 +186,7 @@ pub fn end_json(run: &RunRecord) -> Value {
 
 impl RunObserver for StreamObserver {
     fn run_started(&self, record: &RunRecord) {
+        self.run.started.store(true, Ordering::SeqCst);
         self.run.push(
             EVENT_RUN,
             json!({"runId": record.run_id, "workflow": record.workflow, "status": record.status}),

@@ -35,6 +35,7 @@ fn table() -> (Router<AppState>, OpenApi) {
         .routes(routes!(runs::list))
         .routes(routes!(runs::get))
         .routes(routes!(runs::cancel))
+        .routes(routes!(runs::rerun))
         .routes(routes!(events::events))
         .routes(routes!(schedules::list))
         .split_for_parts();
@@ -64,6 +65,7 @@ pub fn router(state: AppState) -> Router {
     let (router, doc) = table();
     router
         .layer(axum::Extension(Arc::new(doc)))
+        .route("/metrics", axum::routing::get(crate::metrics::metrics))
         .fallback(no_route)
         .method_not_allowed_fallback(not_allowed)
         .layer(DefaultBodyLimit::max(limit))

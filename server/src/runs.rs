@@ -268,7 +268,12 @@ pub async fn cancel(
     Path(run_id): Path<String>,
 ) -> ApiResult<Response> {
     let (record, _) = owned_run(&state, &caller, &run_id).await?;
-    match launch::cancel(&state, &caller, &run_id) {
+    // A run whose record has ended may still be leaving the live registry.
+    let ended = !matches!(record.status, RunStatus::Running | RunStatus::Queued);
+    match (!ended)
+        .then(|| launch::cancel(&state, &caller, &run_id))
+        .flatten()
+    {
         Some(_) => Ok((
             StatusCode::ACCEPTED,
             Json(Cancelling {
@@ -282,6 +287,62 @@ pub async fn cancel(
             message: format!("run `{run_id}` has ended ({})", record.status),
         }),
     }
+}
+
+/// `POST /v1/runs/{id}/rerun`: what to run again.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RerunRequest {
+    /// Run again from this step: finished steps it does not lead to keep
+    /// their recorded outputs. Absent: every step runs again.
+    pub from: Option<String>,
+}
+
+/// `POST /v1/runs/{id}/rerun`: a new run of the same version and inputs.
+#[utoipa::path(post, path = "/v1/runs/{id}/rerun", tag = "runs", security(("bearer" = [])),
+    params(("id" = String, Path)),
+    request_body(content = Option<RerunRequest>, content_type = "application/json"),
+    responses(
+        (status = 201, body = RunCreated),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "The run has not ended yet.", body = ErrorBody),
+        (status = 422, description = "`from` is not a step, or the version no longer compiles.", body = ErrorBody),
+        (status = 503, description = "The server is shutting down.", body = ErrorBody),
+    ))]
+pub async fn rerun(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let request: RerunRequest = json_body(&body)?;
+    let (original, version) = owned_run(&state, &caller, &run_id).await?;
+    if matches!(original.status, RunStatus::Running | RunStatus::Queued) {
+        return Err(ApiError::Conflict {
+            kind: "run_not_ended",
+            message: format!(
+                "run `{run_id}` is {}; rerun it once it has ended",
+                original.status
+            ),
+        });
+    }
+    let version = version.ok_or_else(|| ApiError::not_found("run", &run_id))?;
+    let started =
+        launch::rerun(&state, &caller, &original, version, request.from.as_deref()).await?;
+    let body = RunCreated {
+        links: RunLinks {
+            self_: format!("/v1/runs/{}", started.run_id),
+            events: format!("/v1/runs/{}/events", started.run_id),
+        },
+        run_id: started.run_id,
+        workflow: original.workflow,
+        version,
+        status: RunStatus::Queued.as_str().to_string(),
+        created: true,
+    };
+    Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
 #[cfg(test)]

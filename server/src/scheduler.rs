@@ -303,6 +303,7 @@ async fn fire(
         team_id: &schedule.team_id,
         run_id: &run_id,
         trigger,
+        reuse: std::collections::HashMap::new(),
     };
     launch::spawn_run(state, launch, Arc::new(wf), RunRequest::default(), inputs);
     Ok(Some(run_id))

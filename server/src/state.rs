@@ -16,6 +16,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::gate::Gate;
 use crate::live::LiveRuns;
+use crate::metrics::Metrics;
 use crate::scheduler::{SchedulerConfig, TickClock};
 
 /// How the server runs workflows.
@@ -42,6 +43,8 @@ pub struct ServerConfig {
     pub scheduler: Option<SchedulerConfig>,
     /// Runs running at once on this server; more wait, queued.
     pub max_running_runs: usize,
+    /// The bearer token `GET /metrics` asks for; without one it is off.
+    pub metrics_token: Option<dragnet_steps::http::Secret>,
 }
 
 impl Default for ServerConfig {
@@ -56,6 +59,7 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(30),
             scheduler: Some(SchedulerConfig::default()),
             max_running_runs: 16,
+            metrics_token: None,
         }
     }
 }
@@ -70,6 +74,7 @@ struct Inner {
     clock: Arc<dyn Clock>,
     live: LiveRuns,
     gate: Gate,
+    metrics: Arc<Metrics>,
     tracker: TaskTracker,
     /// Cancelled when the server stops taking work.
     stopping: CancellationToken,
@@ -88,6 +93,7 @@ impl AppState {
         AppState(Arc::new(Inner {
             db,
             gate: Gate::new(config.max_running_runs),
+            metrics: Arc::new(Metrics::default()),
             config,
             clock,
             live: LiveRuns::default(),
@@ -111,6 +117,10 @@ impl AppState {
 
     pub fn live(&self) -> &LiveRuns {
         &self.0.live
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.0.metrics
     }
 
     pub fn gate(&self) -> &Gate {

@@ -26,6 +26,7 @@ dragnet_store::on_both_backends!(
     a_teams_cache_entries_serve_only_that_team,
     shutdown_records_runs_past_the_grace_period_interrupted,
     runs_beyond_a_limit_wait_queued_in_order,
+    a_rerun_from_a_step_keeps_the_outputs_before_it,
 );
 
 /// One slow walk (each page 150 ms) with an optional top-level key.
@@ -598,4 +599,115 @@ async fn shutdown_records_runs_past_the_grace_period_interrupted(db: Db) -> Resu
         .map(|e| (e.event.as_str(), e.data.contains("interrupted")));
     ensure!(end == Some(("end", true)), "{events:?}");
     Ok(())
+}
+
+async fn a_rerun_from_a_step_keeps_the_outputs_before_it(db: Db) -> Result<()> {
+    let api = Api::start(db).await?;
+    let t = api.team("acme").await?;
+    api.push(&t, "orders", &api.workflow("orders", None))
+        .await?;
+    let first = api
+        .run(&t, "orders", r#"{"inputs": {"min_total": 900}}"#)
+        .await?;
+    let original = api.finished(&t, &first).await?;
+    ensure!(original["status"] == "succeeded", "{original}");
+    let calls = |api: &Api, path: &str| {
+        api.shop
+            .requests()
+            .iter()
+            .filter(|r| r.path.starts_with(path))
+            .count()
+    };
+    let rerun = |body: &'static str| {
+        let (api, t, first) = (&api, &t, &first);
+        async move {
+            api.send(
+                Method::POST,
+                &format!("/v1/runs/{first}/rerun"),
+                Some(t),
+                Some(("application/json", body)),
+                &[],
+            )
+            .await
+        }
+    };
+    api.shop.clear_requests();
+    let (status, v) = rerun(r#"{"from": "open_orders"}"#).await?;
+    ensure!(status == StatusCode::CREATED, "{status} {v}");
+    let again = api
+        .finished(&t, v["run_id"].as_str().unwrap_or_default())
+        .await?;
+    ensure!(again["status"] == "succeeded", "{again}");
+    // `properties` kept its output: no request for it; `open_orders` walked again.
+    ensure!(calls(&api, "/properties/") > 0, "open_orders ran");
+    let listed = api
+        .shop
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/properties")
+        .count();
+    ensure!(listed == 0, "properties was fetched again");
+    ensure!(
+        again["steps"][1]["verdict"]["itemCount"] == original["steps"][1]["verdict"]["itemCount"],
+        "the same inputs give the same rows: {again} {original}"
+    );
+    // Without `from`, everything runs again.
+    api.shop.clear_requests();
+    let (_, v) = rerun("").await?;
+    api.finished(&t, v["run_id"].as_str().unwrap_or_default())
+        .await?;
+    ensure!(calls(&api, "/properties") > 0);
+    let (status, v) = rerun(r#"{"from": "nope"}"#).await?;
+    ensure!(status == StatusCode::UNPROCESSABLE_ENTITY, "{status} {v}");
+    ensure!(v["error"]["kind"] == "unknown_step", "{v}");
+    api.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_need_their_own_token_and_count_what_ran() {
+    dragnet_store::testing::on_sqlite(|db| async move {
+        let config = ServerConfig {
+            metrics_token: Some(dragnet_steps::http::Secret::new("scrape-me")),
+            ..ServerConfig::default()
+        };
+        let api = Api::start_with(db, config).await?;
+        let t = api.team("acme").await?;
+        api.push(&t, "orders", &api.workflow("orders", None))
+            .await?;
+        let run = api.run(&t, "orders", "{}").await?;
+        api.finished(&t, &run).await?;
+        let scrape = |token: String| {
+            let api = &api;
+            async move {
+                let resp = api
+                    .http
+                    .get(format!("{}/metrics", api.base))
+                    .bearer_auth(token)
+                    .send()
+                    .await?;
+                anyhow::Ok((resp.status(), resp.text().await?))
+            }
+        };
+        // A team's token is not the metrics token.
+        let (status, _) = scrape(t.clone()).await?;
+        ensure!(status == StatusCode::UNAUTHORIZED, "{status}");
+        let (status, text) = scrape("scrape-me".into()).await?;
+        ensure!(status == StatusCode::OK, "{status} {text}");
+        ensure!(
+            text.contains("dragnet_runs_total{workflow=\"orders\",status=\"succeeded\"} 1"),
+            "{text}"
+        );
+        ensure!(
+            text.contains("dragnet_step_duration_seconds_count{kind=\"tool\"} 2"),
+            "{text}"
+        );
+        let requests = text
+            .lines()
+            .find_map(|l| l.strip_prefix("dragnet_walk_requests_total "))
+            .and_then(|n| n.parse::<u64>().ok());
+        ensure!(requests.is_some_and(|n| n >= 31), "{text}");
+        ensure!(text.contains("dragnet_runs_running 0"), "{text}");
+        api.stop().await
+    })
+    .await
 }

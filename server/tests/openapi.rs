@@ -16,7 +16,7 @@ use support::Api;
 dragnet_store::on_both_backends!(the_document_matches_the_routes);
 
 /// The endpoints, as the README's table lists them.
-const ENDPOINTS: [(&str, &str); 15] = [
+const ENDPOINTS: [(&str, &str); 16] = [
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/v1/openapi.json"),
@@ -30,6 +30,7 @@ const ENDPOINTS: [(&str, &str); 15] = [
     ("get", "/v1/runs"),
     ("get", "/v1/runs/{id}"),
     ("post", "/v1/runs/{id}/cancel"),
+    ("post", "/v1/runs/{id}/rerun"),
     ("get", "/v1/runs/{id}/events"),
     ("get", "/v1/schedules"),
 ];

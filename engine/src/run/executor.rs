@@ -22,7 +22,7 @@ use super::{RunObserver, RunOptions};
 use crate::error::Error;
 use crate::plan::{Edge, Plan};
 use crate::refs::Scope;
-use crate::workflow::model::{CredentialsSpec, Provider, StepId, Workflow};
+use crate::workflow::model::{CredentialsSpec, Provider, StepId, StepKind, Workflow};
 
 /// Runs `workflow` to the end (or until cancelled) and returns its record.
 pub async fn run(
@@ -133,6 +133,14 @@ pub async fn run(
     let mut settled = 0usize;
     while settled < n {
         while let Some(i) = ready.pop_front() {
+            if let Some(kept) = reusable(&options, &workflow, i, cancelled) {
+                outputs[i] = kept.output.clone();
+                observer.step_finished(&kept);
+                record.steps[i] = kept;
+                settled += 1;
+                release(i, &dependants, &mut remaining, &mut ready);
+                continue;
+            }
             match settle_before_start(&workflow, &record, &decisions, &deps[i], cancelled) {
                 Some((status, reason)) => {
                     let step = &mut record.steps[i];
@@ -221,6 +229,23 @@ pub async fn run(
     record.settle(cancelled || options.cancel.is_cancelled());
     observer.run_finished(&record);
     Ok(record)
+}
+
+/// Step `i`'s record from an earlier run, when the options keep it: a
+/// succeeded tool step with an output (branches are decided again).
+fn reusable(
+    options: &RunOptions,
+    workflow: &Workflow,
+    i: usize,
+    cancelled: bool,
+) -> Option<StepRecord> {
+    let step = &workflow.steps[i];
+    let kept = options.reuse.get(step.id.as_str())?;
+    let usable = !cancelled
+        && matches!(step.kind, StepKind::Tool(_))
+        && kept.status == StepStatus::Succeeded
+        && kept.output.is_some();
+    usable.then(|| kept.clone())
 }
 
 /// Marks `i` settled for its dependants; those with nothing left to wait

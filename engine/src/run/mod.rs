@@ -60,6 +60,11 @@ pub struct RunOptions {
     pub tools: Arc<dyn ToolRunner>,
     /// The time every record, budget and cache entry of the run reads.
     pub clock: Arc<dyn Clock>,
+    /// Finished tool steps of an earlier run kept as they were (a rerun
+    /// from a later step), by step id: each is settled with its recorded
+    /// output instead of running. Only succeeded tool steps with an output
+    /// are kept; any other entry is ignored and its step runs.
+    pub reuse: HashMap<String, StepRecord>,
 }
 
 /// `$.trigger` of a run nobody scheduled (`kind`: `manual` from the CLI,
@@ -105,6 +110,7 @@ impl Default for RunOptions {
             cache: None,
             tools: Arc::new(LoopLayer),
             clock: Arc::new(SystemClock),
+            reuse: HashMap::new(),
         }
     }
 }
