@@ -39,6 +39,8 @@ pub struct Metrics {
     walk_requests: AtomicU64,
     walk_items: AtomicU64,
     walks_partial: AtomicU64,
+    cache_hits: AtomicU64,
+    cache_misses: AtomicU64,
 }
 
 impl Metrics {
@@ -63,6 +65,11 @@ impl Metrics {
             if !v.complete {
                 self.walks_partial.fetch_add(1, Ordering::Relaxed);
             }
+            match v.cache_hit {
+                Some(true) => self.cache_hits.fetch_add(1, Ordering::Relaxed),
+                Some(false) => self.cache_misses.fetch_add(1, Ordering::Relaxed),
+                None => 0,
+            };
         }
     }
 
@@ -191,6 +198,15 @@ async fn render(state: &AppState) -> ApiResult<String> {
             "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
         );
     }
+    let _ = writeln!(
+        out,
+        "# HELP dragnet_cache_lookups_total Tool steps that looked in the cache, by result.\n\
+         # TYPE dragnet_cache_lookups_total counter\n\
+         dragnet_cache_lookups_total{{result=\"hit\"}} {}\n\
+         dragnet_cache_lookups_total{{result=\"miss\"}} {}",
+        m.cache_hits.load(Ordering::Relaxed),
+        m.cache_misses.load(Ordering::Relaxed)
+    );
     let (running, queued) = state.live().counts();
     let _ = writeln!(
         out,

@@ -672,10 +672,15 @@ async fn metrics_need_their_own_token_and_count_what_ran() {
         };
         let api = Api::start_with(db, config).await?;
         let t = api.team("acme").await?;
-        api.push(&t, "orders", &api.workflow("orders", None))
-            .await?;
-        let run = api.run(&t, "orders", "{}").await?;
-        api.finished(&t, &run).await?;
+        let cached = api.workflow("orders", None).replace(
+            "    tool: shop.listProperties\n",
+            "    tool: shop.listProperties\n    loop:\n      cache: { ttl_minutes: 60 }\n",
+        );
+        api.push(&t, "orders", &cached).await?;
+        for _ in 0..2 {
+            let run = api.run(&t, "orders", "{}").await?;
+            api.finished(&t, &run).await?;
+        }
         let scrape = |token: String| {
             let api = &api;
             async move {
@@ -694,11 +699,19 @@ async fn metrics_need_their_own_token_and_count_what_ran() {
         let (status, text) = scrape("scrape-me".into()).await?;
         ensure!(status == StatusCode::OK, "{status} {text}");
         ensure!(
-            text.contains("dragnet_runs_total{workflow=\"orders\",status=\"succeeded\"} 1"),
+            text.contains("dragnet_runs_total{workflow=\"orders\",status=\"succeeded\"} 2"),
             "{text}"
         );
         ensure!(
-            text.contains("dragnet_step_duration_seconds_count{kind=\"tool\"} 2"),
+            text.contains("dragnet_step_duration_seconds_count{kind=\"tool\"} 4"),
+            "{text}"
+        );
+        ensure!(
+            text.contains("dragnet_cache_lookups_total{result=\"hit\"} 1"),
+            "{text}"
+        );
+        ensure!(
+            text.contains("dragnet_cache_lookups_total{result=\"miss\"} 1"),
             "{text}"
         );
         let requests = text

@@ -63,6 +63,7 @@ fn step(id: &str, output: &str, at: DateTime<Utc>) -> anyhow::Result<StepRecord>
         item_count: 3,
         stopped_by: None,
         note: "complete".into(),
+        cache_hit: None,
     });
     step.output = Some(dragnet_steps::Document::parse(output.to_string())?);
     Ok(step)

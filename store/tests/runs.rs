@@ -71,6 +71,7 @@ fn finished_fetch(at: DateTime<Utc>) -> StepRecord {
         item_count: 2000,
         stopped_by: Some(StopReason::Pages),
         note: "stopped after 20 pages".into(),
+        cache_hit: None,
     });
     let output = r#"{"data":[{"id":1},{"id":2}],"_loop":{"complete":false,"requests":20}}"#;
     step.output = Some(dragnet_steps::Document::parse(output.into()).expect("valid JSON"));

@@ -112,6 +112,9 @@ pub struct StepVerdict {
     #[serde(with = "stop_reason")]
     pub stopped_by: Option<StopReason>,
     pub note: String,
+    /// With the cache involved: whether the walk was served from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_hit: Option<bool>,
 }
 
 /// One step of a run.
@@ -238,6 +241,7 @@ mod tests {
             item_count: 2000,
             stopped_by,
             note: "stopped after 20 pages".into(),
+            cache_hit: None,
         });
         step.output = Document::parse(r#"{"data":[1,2],"_loop":{}}"#.into()).ok();
         step

@@ -188,6 +188,7 @@ async fn run_tool(
                     item_count: v.item_count,
                     stopped_by: v.stopped_by,
                     note: result.note(dragnet_steps::Audience::Workflow).into_owned(),
+                    cache_hit: result.cache.as_ref().map(|c| c.hit),
                 });
                 record.output = Some(result.workflow_document());
                 record.status = if tool_step::was_cancelled(&result) {
