@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 SCHEMATHESIS_VERSION=4.32.5
 VENV="${DRAGNET_PY_VENV:-/tmp/dragnet-ci-venv}"
 BIN="${CARGO_TARGET_DIR:-target}/debug/dragnet"
-MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-40}"
+MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-100}"
 
 if [ ! -x "$VENV/bin/st" ] || ! "$VENV/bin/st" --version | grep -q "$SCHEMATHESIS_VERSION"; then
   echo "== installing schemathesis $SCHEMATHESIS_VERSION into $VENV"
@@ -74,7 +74,7 @@ echo "== schemathesis against $API/v1/openapi.json ($MAX_EXAMPLES examples per o
   --header "Authorization: Bearer $TOKEN" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
   --max-examples "$MAX_EXAMPLES" \
-  --seed 1 \
+  --seed "${SCHEMATHESIS_SEED:-1}" \
   --workers 2 \
   --request-timeout 30 \
   --generation-database none \

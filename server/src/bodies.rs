@@ -224,3 +224,18 @@ pub struct ScheduleBody {
 pub struct ScheduleList {
     pub schedules: Vec<ScheduleBody>,
 }
+
+/// One event of a run's stream, as a server-sent event: its number, its
+/// name, and its data (JSON text).
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct StreamEvent {
+    /// 1, 2, 3… in the order the run emitted them.
+    #[schema(pattern = "^[0-9]+$")]
+    pub id: String,
+    /// run, step, data-tool-loop-progress or end.
+    #[schema(pattern = "^(run|step|data-tool-loop-progress|end)$")]
+    pub event: String,
+    /// The event's JSON object, as text.
+    pub data: String,
+}

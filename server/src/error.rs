@@ -48,6 +48,9 @@ pub enum ApiError {
     #[error("{message}")]
     Rejected { kind: &'static str, message: String },
 
+    #[error("the request body is larger than this server accepts ({limit} bytes)")]
+    TooLarge { limit: usize },
+
     #[error("the server is shutting down")]
     ShuttingDown,
 
@@ -69,6 +72,7 @@ impl ApiError {
             ApiError::InvalidInput { .. } => "invalid_input",
             ApiError::BadRequest { .. } => "bad_request",
             ApiError::Conflict { kind, .. } | ApiError::Rejected { kind, .. } => kind,
+            ApiError::TooLarge { .. } => "too_large",
             ApiError::ShuttingDown => "unavailable",
             ApiError::Store(_) => "store_error",
             ApiError::Engine(_) => "run_error",
@@ -85,6 +89,7 @@ impl ApiError {
             | ApiError::Rejected { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
+            ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Store(_) | ApiError::Engine(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

@@ -18,7 +18,7 @@ use futures::Stream;
 use serde::Deserialize;
 
 use crate::auth::Caller;
-use crate::bodies::ErrorBody;
+use crate::bodies::{ErrorBody, StreamEvent};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Query;
 use crate::live::{end_json, step_json, EVENT_END, EVENT_STEP};
@@ -41,7 +41,7 @@ pub struct EventParams {
     ),
     responses(
         (status = 200, description = "Server-sent events: run, step, data-tool-loop-progress, end.",
-            content_type = "text/event-stream", body = String),
+            content_type = "text/event-stream", body = StreamEvent),
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody),

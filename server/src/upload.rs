@@ -1,8 +1,11 @@
 //! Reading a submitted workflow from a request body: YAML or JSON text as
 //! it is, or a JSON bundle `{workflow, documents?, file_name?}` carrying
 //! the providers' OpenAPI documents by the paths the file names them by.
-//! The file name diagnostics show comes from `?file=`, the `X-Dragnet-File`
-//! header, the bundle, or else `<name>.yaml`.
+//! A `multipart/form-data` body works too: the part named `workflow` is the
+//! file (its filename names it), every other part is a document, named by
+//! the path the file gives it. The file name diagnostics show comes from
+//! `?file=`, the `X-Dragnet-File` header, the bundle or the part, or else
+//! `<name>.yaml`.
 
 use std::collections::BTreeMap;
 
@@ -33,6 +36,57 @@ struct Bundle {
     file_name: Option<String>,
 }
 
+/// Whether the request carries `multipart/form-data`.
+pub fn is_multipart(headers: &HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("multipart/form-data"))
+}
+
+/// Reads a multipart upload; the rest is as `read`.
+pub async fn read_multipart(
+    headers: &HeaderMap,
+    file_param: Option<String>,
+    mut form: axum::extract::Multipart,
+    fallback: &str,
+    limit: usize,
+) -> ApiResult<Upload> {
+    let bad = |e: axum::extract::multipart::MultipartError| match e.status() {
+        axum::http::StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge { limit },
+        _ => ApiError::bad_request("multipart body", e.body_text()),
+    };
+    let mut workflow: Option<(Option<String>, String)> = None;
+    let mut documents = BTreeMap::new();
+    while let Some(part) = form.next_field().await.map_err(bad)? {
+        let name = part.name().unwrap_or_default().to_string();
+        let file_name = part.file_name().map(str::to_string);
+        let text = part.text().await.map_err(bad)?;
+        if name == "workflow" {
+            workflow = Some((file_name, text));
+        } else if name.is_empty() {
+            return Err(ApiError::bad_request(
+                "multipart body",
+                "every part needs a name: `workflow`, or a document's path",
+            ));
+        } else {
+            documents.insert(name, text);
+        }
+    }
+    let Some((part_name, source)) = workflow else {
+        return Err(ApiError::bad_request(
+            "multipart body",
+            "no part named `workflow` holds the workflow file",
+        ));
+    };
+    let bundle = Bundle {
+        workflow: source,
+        documents,
+        file_name: part_name,
+    };
+    finish(headers, file_param, Some(bundle), String::new(), fallback)
+}
+
 /// Reads the upload in `body`; `fallback` names the file when nothing else
 /// does.
 pub fn read(
@@ -51,13 +105,24 @@ pub fn read(
         true => bundle(text)?,
         false => None,
     };
+    finish(headers, file_param, bundle, text.to_string(), fallback)
+}
+
+/// The upload from a bundle (or, without one, the plain `text`), named.
+fn finish(
+    headers: &HeaderMap,
+    file_param: Option<String>,
+    bundle: Option<Bundle>,
+    text: String,
+    fallback: &str,
+) -> ApiResult<Upload> {
     let header_name = headers
         .get(FILE_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let (source, documents, bundle_name) = match bundle {
         Some(b) => (b.workflow, b.documents, b.file_name),
-        None => (text.to_string(), BTreeMap::new(), None),
+        None => (text, BTreeMap::new(), None),
     };
     let file_name = file_param
         .or(header_name)

@@ -4,7 +4,7 @@
 //! versions, and deleted (hidden; versions and runs kept).
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -28,6 +28,16 @@ pub struct FileParam {
     /// The file name diagnostics show (else `X-Dragnet-File`, the bundle's
     /// `file_name`, or `<name>.yaml`).
     pub file: Option<String>,
+}
+
+/// A multipart upload: the file as the part `workflow`, each document as
+/// a part named by its path.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct MultipartUpload {
+    /// The workflow file.
+    #[schema(format = Binary, content_media_type = "application/octet-stream")]
+    workflow: String,
 }
 
 /// The workflow file (YAML or JSON), or a JSON bundle
@@ -90,6 +100,7 @@ pub async fn validate(
         (Bundle = "application/json"),
         (String = "application/yaml"),
         (String = "text/plain"),
+        (MultipartUpload = "multipart/form-data"),
     )),
     responses(
         (status = 200, description = "Unchanged: the current version has this content.", body = PushedBody),
@@ -106,9 +117,36 @@ pub async fn put(
     Path(name): Path<String>,
     Query(param): Query<FileParam>,
     headers: HeaderMap,
-    body: Bytes,
+    request: Request,
 ) -> ApiResult<Response> {
-    let up = upload::read(&headers, param.file, &body, &format!("{name}.yaml"))?;
+    let fallback = format!("{name}.yaml");
+    let up = match upload::is_multipart(&headers) {
+        true => {
+            let form = Multipart::from_request(request, &state)
+                .await
+                .map_err(|e| ApiError::bad_request("multipart body", e.body_text()))?;
+            // Parts are read within the body limit too.
+            upload::read_multipart(
+                &headers,
+                param.file,
+                form,
+                &fallback,
+                state.config().body_limit,
+            )
+            .await?
+        }
+        false => {
+            let body = Bytes::from_request(request, &state).await.map_err(|e| {
+                match e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    true => ApiError::TooLarge {
+                        limit: state.config().body_limit,
+                    },
+                    false => ApiError::bad_request("request body", e.body_text()),
+                }
+            })?;
+            upload::read(&headers, param.file, &body, &fallback)?
+        }
+    };
     let hash = up.content_hash();
     let wf = compile(
         &state,

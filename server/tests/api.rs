@@ -316,6 +316,45 @@ async fn invalid_files_are_refused_with_located_diagnostics(db: Db) -> Result<()
         .unwrap_or("");
     ensure!(message.contains("climbs out"), "{message}");
 
+    // multipart/form-data: the file as `workflow`, each document by its path.
+    let doc = std::fs::read_to_string(dragnet_shop::openapi_path())?;
+    let yaml = api.workflow("orders", None);
+    let form = format!(
+        "--XyZ\r\nContent-Disposition: form-data; name=\"workflow\"; filename=\"orders.yaml\"\r\n\r\n{yaml}\r\n\
+         --XyZ\r\nContent-Disposition: form-data; name=\"openapi.yaml\"\r\n\r\n{doc}\r\n--XyZ--\r\n"
+    );
+    let (status, v) = api
+        .send(
+            Method::PUT,
+            "/v1/workflows/orders",
+            Some(&t),
+            Some(("multipart/form-data; boundary=XyZ", &form)),
+            &[],
+        )
+        .await?;
+    ensure!(status == StatusCode::CREATED, "{status} {v}");
+    let (_, got) = api.get("/v1/workflows/orders", &t).await?;
+    ensure!(
+        got["file_name"] == "orders.yaml" && got["documents"][0] == "openapi.yaml",
+        "{got}"
+    );
+    let no_file =
+        "--XyZ\r\nContent-Disposition: form-data; name=\"openapi.yaml\"\r\n\r\nx\r\n--XyZ--\r\n";
+    let (status, v) = api
+        .send(
+            Method::PUT,
+            "/v1/workflows/orders",
+            Some(&t),
+            Some(("multipart/form-data; boundary=XyZ", no_file)),
+            &[],
+        )
+        .await?;
+    ensure!(status == StatusCode::BAD_REQUEST, "{status} {v}");
+    let (_, v) = api
+        .send(Method::DELETE, "/v1/workflows/orders", Some(&t), None, &[])
+        .await?;
+    ensure!(v.is_null());
+
     // The file's name must be the one it is submitted as.
     let (status, v) = api.push(&t, "other", &api.workflow("orders", None)).await?;
     ensure!(status == StatusCode::UNPROCESSABLE_ENTITY, "{status}");

@@ -90,6 +90,20 @@ async fn the_document_matches_the_routes(db: Db) -> Result<()> {
             "{method} {concrete}: {status} {text}"
         );
     }
+    // The answers that need no team say what they are.
+    let (_, health) = api.send(Method::GET, "/healthz", None, None, &[]).await?;
+    ensure!(health["status"] == "ok", "{health}");
+    let (status, ready) = api.send(Method::GET, "/readyz", None, None, &[]).await?;
+    ensure!(
+        status.is_success() && ready["store"] == api.db.backend(),
+        "{ready}"
+    );
+    let (_, schema) = api.get("/v1/schemas/workflow.json", &t).await?;
+    ensure!(
+        schema == dragnet_engine::workflow::json_schema(),
+        "the served schema differs"
+    );
+
     // And an operation it does not name has no route.
     let (status, body) = api
         .send(Method::PATCH, "/v1/workflows/x", Some(&t), None, &[])
