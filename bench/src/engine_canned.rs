@@ -67,6 +67,7 @@ impl ToolRunner for Canned {
                 unmatched_fields: None,
                 for_each_errors: Vec::new(),
                 cache: None,
+                stats: Default::default(),
             })
         })
     }

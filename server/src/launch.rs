@@ -316,7 +316,10 @@ pub fn spawn_run(
         run: live.clone(),
         next: Arc::new(Fanout(vec![
             store.clone(),
-            Arc::new(crate::metrics::MetricsObserver(state.metrics().clone())),
+            Arc::new(crate::metrics::MetricsObserver::new(
+                state.metrics().clone(),
+                &wf,
+            )),
         ])),
     });
     live.announce_queued(&wf.name);

@@ -39,12 +39,14 @@ pub struct Metrics {
     walk_requests: AtomicU64,
     walk_items: AtomicU64,
     walks_partial: AtomicU64,
+    /// By upstream host: pages, failed attempts, 429s.
+    hosts: Mutex<BTreeMap<String, [u64; 3]>>,
     cache_hits: AtomicU64,
     cache_misses: AtomicU64,
 }
 
 impl Metrics {
-    fn finished_step(&self, step: &StepRecord) {
+    fn finished_step(&self, step: &StepRecord, host: Option<&str>) {
         let secs = step.duration_ms as f64 / 1000.0;
         {
             let mut steps = self.steps.lock().unwrap_or_else(|p| p.into_inner());
@@ -65,6 +67,13 @@ impl Metrics {
             if !v.complete {
                 self.walks_partial.fetch_add(1, Ordering::Relaxed);
             }
+            if let Some(host) = host {
+                let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+                let counts = hosts.entry(host.to_string()).or_default();
+                counts[0] += u64::from(v.pages);
+                counts[1] += u64::from(v.upstream_errors);
+                counts[2] += u64::from(v.throttled);
+            }
             match v.cache_hit {
                 Some(true) => self.cache_hits.fetch_add(1, Ordering::Relaxed),
                 Some(false) => self.cache_misses.fetch_add(1, Ordering::Relaxed),
@@ -81,15 +90,49 @@ impl Metrics {
     }
 }
 
-/// Counts a run as it goes.
-pub struct MetricsObserver(pub Arc<Metrics>);
+/// Counts a run as it goes; `hosts` names each tool step's upstream host.
+pub struct MetricsObserver {
+    pub metrics: Arc<Metrics>,
+    pub hosts: std::collections::HashMap<String, String>,
+}
+
+impl MetricsObserver {
+    /// For a run of `wf`: each tool step's host from its provider's base URL.
+    pub fn new(metrics: Arc<Metrics>, wf: &dragnet_engine::workflow::model::Workflow) -> Self {
+        use dragnet_engine::workflow::model::StepKind;
+        let hosts = wf
+            .steps
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StepKind::Tool(t) => {
+                    let provider = wf.providers.get(&t.provider)?;
+                    Some((s.id.as_str().to_string(), host_of(&provider.base_url)))
+                }
+                StepKind::Branch(_) => None,
+            })
+            .collect();
+        MetricsObserver { metrics, hosts }
+    }
+}
+
+/// `host[:port]` of a base URL.
+fn host_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    authority
+        .rsplit('@')
+        .next()
+        .unwrap_or(authority)
+        .to_string()
+}
 
 impl RunObserver for MetricsObserver {
     fn run_finished(&self, record: &RunRecord) {
-        self.0.finished_run(record);
+        self.metrics.finished_run(record);
     }
     fn step_finished(&self, record: &StepRecord) {
-        self.0.finished_step(record);
+        let host = self.hosts.get(&record.id).map(String::as_str);
+        self.metrics.finished_step(record, host);
     }
 }
 
@@ -207,6 +250,28 @@ async fn render(state: &AppState) -> ApiResult<String> {
         m.cache_hits.load(Ordering::Relaxed),
         m.cache_misses.load(Ordering::Relaxed)
     );
+    for (i, (name, help)) in [
+        (
+            "dragnet_upstream_pages_total",
+            "Successful upstream answers (pages), by host.",
+        ),
+        (
+            "dragnet_upstream_errors_total",
+            "Upstream attempts that failed (a non-2xx status or no answer), by host.",
+        ),
+        (
+            "dragnet_upstream_throttled_total",
+            "Upstream 429 answers, by host.",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        for (host, counts) in m.hosts.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            let _ = writeln!(out, "{name}{{host=\"{}\"}} {}", label(host), counts[i]);
+        }
+    }
     let (running, queued) = state.live().counts();
     let _ = writeln!(
         out,

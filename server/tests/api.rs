@@ -720,6 +720,12 @@ async fn metrics_need_their_own_token_and_count_what_ran() {
             let run = api.run(&t, "orders", "{}").await?;
             api.finished(&t, &run).await?;
         }
+        // A shop that answers 429 once, then the page.
+        let throttled = api.workflow("throttled", Some("status=1:429:retry-after=0"));
+        api.push(&t, "throttled", &throttled).await?;
+        let run = api.run(&t, "throttled", "{}").await?;
+        let record = api.finished(&t, &run).await?;
+        ensure!(record["steps"][1]["verdict"]["throttled"] == 1, "{record}");
         let scrape = |token: String| {
             let api = &api;
             async move {
@@ -742,7 +748,7 @@ async fn metrics_need_their_own_token_and_count_what_ran() {
             "{text}"
         );
         ensure!(
-            text.contains("dragnet_step_duration_seconds_count{kind=\"tool\"} 4"),
+            text.contains("dragnet_step_duration_seconds_count{kind=\"tool\"} 6"),
             "{text}"
         );
         ensure!(
@@ -759,6 +765,20 @@ async fn metrics_need_their_own_token_and_count_what_ran() {
             .and_then(|n| n.parse::<u64>().ok());
         ensure!(requests.is_some_and(|n| n >= 31), "{text}");
         ensure!(text.contains("dragnet_runs_running 0"), "{text}");
+        let host = api
+            .shop
+            .base_url()
+            .trim_start_matches("http://")
+            .to_string();
+        let counter = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}{{host=\"{host}\"}} ")))
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        ensure!(counter("dragnet_upstream_pages_total") >= 62, "{text}");
+        ensure!(counter("dragnet_upstream_throttled_total") == 1, "{text}");
+        ensure!(counter("dragnet_upstream_errors_total") == 1, "{text}");
         api.stop().await
     })
     .await

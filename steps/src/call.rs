@@ -178,6 +178,7 @@ pub async fn execute<U: Upstream>(
         unmatched_fields,
         for_each_errors: errors,
         cache: None,
+        stats: budget.stats(),
     };
     if let (Some(policy), Some(key)) = (&cache, key) {
         result.cache = around::record(policy, key, &result).await;

@@ -12,6 +12,7 @@ use crate::document::Document;
 use crate::items::Items;
 use crate::json::{self, RawItem};
 use crate::json_rows::Rows;
+use crate::looping::budget::CallStats;
 use crate::looping::collection::{Envelope, EnvelopeField};
 use crate::looping::fields::UnmatchedFields;
 use crate::looping::verdict::Verdict;
@@ -93,6 +94,8 @@ pub struct LoopResult {
     pub for_each_errors: Vec<ForEachError>,
     /// What the cache did, when a cache was involved.
     pub cache: Option<CacheLabel>,
+    /// What the upstream answered (zeros for a cache hit).
+    pub stats: CallStats,
 }
 
 impl LoopResult {

@@ -64,6 +64,9 @@ fn step(id: &str, output: &str, at: DateTime<Utc>) -> anyhow::Result<StepRecord>
         stopped_by: None,
         note: "complete".into(),
         cache_hit: None,
+        pages: 0,
+        upstream_errors: 0,
+        throttled: 0,
     });
     step.output = Some(dragnet_steps::Document::parse(output.to_string())?);
     Ok(step)

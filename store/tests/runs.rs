@@ -72,6 +72,9 @@ fn finished_fetch(at: DateTime<Utc>) -> StepRecord {
         stopped_by: Some(StopReason::Pages),
         note: "stopped after 20 pages".into(),
         cache_hit: None,
+        pages: 0,
+        upstream_errors: 0,
+        throttled: 0,
     });
     let output = r#"{"data":[{"id":1},{"id":2}],"_loop":{"complete":false,"requests":20}}"#;
     step.output = Some(dragnet_steps::Document::parse(output.into()).expect("valid JSON"));

@@ -115,6 +115,15 @@ pub struct StepVerdict {
     /// With the cache involved: whether the walk was served from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_hit: Option<bool>,
+    /// Successful upstream answers (pages), failed attempts (any other
+    /// status or none, retried or not) and 429s among them; 0 for records
+    /// written before they were counted.
+    #[serde(default)]
+    pub pages: u32,
+    #[serde(default)]
+    pub upstream_errors: u32,
+    #[serde(default)]
+    pub throttled: u32,
 }
 
 /// One step of a run.
@@ -242,6 +251,9 @@ mod tests {
             stopped_by,
             note: "stopped after 20 pages".into(),
             cache_hit: None,
+            pages: 20,
+            upstream_errors: 0,
+            throttled: 0,
         });
         step.output = Document::parse(r#"{"data":[1,2],"_loop":{}}"#.into()).ok();
         step

@@ -189,6 +189,9 @@ async fn run_tool(
                     stopped_by: v.stopped_by,
                     note: result.note(dragnet_steps::Audience::Workflow).into_owned(),
                     cache_hit: result.cache.as_ref().map(|c| c.hit),
+                    pages: result.stats.pages,
+                    upstream_errors: result.stats.upstream_errors,
+                    throttled: result.stats.throttled,
                 });
                 record.output = Some(result.workflow_document());
                 record.status = if tool_step::was_cancelled(&result) {

@@ -62,6 +62,7 @@ pub fn hit(
         verdict,
         unmatched_fields,
         for_each_errors: Vec::new(),
+        stats: Default::default(),
         cache: Some(CacheLabel {
             hit: true,
             stored: false,

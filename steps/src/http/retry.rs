@@ -48,6 +48,7 @@ pub async fn send_with_retry<U: Upstream>(
             Ok(response) => {
                 ticket.answered(&response);
                 budget.add_bytes(response.body.len() as u64);
+                budget.count_answer(Some(response.status));
                 if (200..300).contains(&response.status) {
                     return Ok(response);
                 }
@@ -59,6 +60,7 @@ pub async fn send_with_retry<U: Upstream>(
             }
             Err(error) => {
                 drop(ticket);
+                budget.count_answer(None);
                 error
             }
         };

@@ -222,6 +222,22 @@ pub struct Budget {
     requests: AtomicU32,
     bytes: AtomicU64,
     items: AtomicUsize,
+    /// Answers that were pages (2xx), answers that were not (any other
+    /// status, or no answer), and 429s among them.
+    pages: AtomicU32,
+    failed: AtomicU32,
+    throttled: AtomicU32,
+}
+
+/// What the upstream answered during one call, for metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallStats {
+    /// Successful answers: the pages of the walk (or its one answer).
+    pub pages: u32,
+    /// Attempts that failed: a non-2xx status or no answer (retried or not).
+    pub upstream_errors: u32,
+    /// 429 answers among them.
+    pub throttled: u32,
 }
 
 impl fmt::Debug for Budget {
@@ -244,6 +260,35 @@ impl Budget {
             requests: AtomicU32::new(0),
             bytes: AtomicU64::new(0),
             items: AtomicUsize::new(0),
+            pages: AtomicU32::new(0),
+            failed: AtomicU32::new(0),
+            throttled: AtomicU32::new(0),
+        }
+    }
+
+    /// Counts an answer: a page (2xx), a failure, or a 429 (`None`: no
+    /// answer at all).
+    pub fn count_answer(&self, status: Option<u16>) {
+        match status {
+            Some(s) if (200..300).contains(&s) => {
+                self.pages.fetch_add(1, Ordering::Relaxed);
+            }
+            Some(429) => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                self.throttled.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// What was answered so far.
+    pub fn stats(&self) -> CallStats {
+        CallStats {
+            pages: self.pages.load(Ordering::Relaxed),
+            upstream_errors: self.failed.load(Ordering::Relaxed),
+            throttled: self.throttled.load(Ordering::Relaxed),
         }
     }
 
