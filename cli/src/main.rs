@@ -19,6 +19,7 @@ mod serve_cmd;
 mod services;
 mod shop_cmd;
 mod team_cmd;
+mod telemetry;
 mod tools_cmd;
 mod workflow_cmd;
 
@@ -89,10 +90,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(log_filter(&|var| std::env::var(var).ok()))
-        .with_writer(std::io::stderr)
-        .init();
+    let env = |var: &str| std::env::var(var).ok();
+    let telemetry = telemetry::init(
+        log_filter(&env),
+        env("DRAGNET_OTLP_ENDPOINT").filter(|v| !v.trim().is_empty()),
+    );
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -131,6 +133,8 @@ fn main() -> ExitCode {
         out.flush()?;
         Ok(code)
     });
+    drop(runtime);
+    telemetry.finish();
     match result {
         Ok(code) => ExitCode::from(code),
         // The reader went away (`| head`): nothing more to say, as ripgrep does.

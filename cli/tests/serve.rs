@@ -12,12 +12,14 @@ use std::time::Duration;
 
 use common::{command, fresh_db, scratch, shop, stderr, stdout};
 
-/// `dragnet serve` on a free port; returns the child and its address.
-fn serve(db: &str) -> (Child, String) {
+/// `dragnet serve` on a free port, logging at debug level into `log`;
+/// returns the child and its address.
+fn serve_logging(db: &str, log: &std::path::Path) -> (Child, String) {
     let mut child = command(db)
         .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("DRAGNET_LOG", "debug")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(log).expect("a log file"))
         .spawn()
         .expect("serve starts");
     let out = child.stdout.take().expect("its stdout");
@@ -59,7 +61,8 @@ async fn a_pushed_workflow_runs_on_the_server_and_sigterm_stops_it() {
     std::fs::copy(dragnet_shop::openapi_path(), dir.join("openapi.yaml")).unwrap();
     let file = dir.join("nightly.yaml").display().to_string();
 
-    let (mut server, addr) = serve(&db);
+    let log = scratch("log");
+    let (mut server, addr) = serve_logging(&db, &log);
     let client = |args: &[&str]| {
         let mut c = command(&db);
         c.args(args)
@@ -151,6 +154,92 @@ async fn a_pushed_workflow_runs_on_the_server_and_sigterm_stops_it() {
         panic!("the server did not stop on SIGTERM");
     });
     assert!(status.success(), "{status:?}");
+    // Debug logs of the whole session name no token, good or bad.
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("request"), "the log is empty: {logged}");
+    assert!(
+        !logged.contains(&token) && !logged.contains("dnt_wrong-secret"),
+        "{logged}"
+    );
+    let _ = std::fs::remove_file(&log);
     let _ = std::fs::remove_dir_all(&dir);
     shop.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spans_are_exported_to_an_otlp_collector() {
+    use std::sync::{Arc, Mutex};
+    // A collector that keeps what it is sent.
+    /// What the collector was sent: path, content type, body.
+    type Received = Vec<(String, String, Vec<u8>)>;
+    let got: Arc<Mutex<Received>> = Arc::default();
+    let keep = got.clone();
+    let app = axum::Router::new().fallback(
+        move |uri: axum::http::Uri, headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+            let keep = keep.clone();
+            async move {
+                let kind = headers
+                    .get("content-type")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_string();
+                keep.lock()
+                    .unwrap()
+                    .push((uri.path().to_string(), kind, body.to_vec()));
+                ""
+            }
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let collector = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let db = fresh_db();
+    let mut child = command(&db)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("DRAGNET_OTLP_ENDPOINT", &collector)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let out = child.stdout.take().expect("its stdout");
+    let mut line = String::new();
+    BufReader::new(out)
+        .read_line(&mut line)
+        .expect("a first line");
+    let addr = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    let health = reqwest::get(format!("{addr}/healthz")).await.unwrap();
+    assert!(health.status().is_success());
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    for _ in 0..200 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let got = got.lock().unwrap().clone();
+    let traces: Vec<_> = got
+        .iter()
+        .filter(|(path, _, _)| path == "/v1/traces")
+        .collect();
+    assert!(
+        !traces.is_empty(),
+        "nothing reached the collector: {:?}",
+        got.iter().map(|g| &g.0).collect::<Vec<_>>()
+    );
+    let (_, kind, body) = traces[0];
+    assert_eq!(kind, "application/x-protobuf");
+    let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
+    assert!(
+        has(b"dragnet") && has(b"request") && has(b"/healthz"),
+        "{body:?}"
+    );
 }

@@ -325,7 +325,9 @@ pub fn spawn_run(
     live.announce_queued(&wf.name);
     let team = team_id.to_string();
     let waiting = options.cancel.clone();
-    state.tracker().clone().spawn(async move {
+    let span = tracing::info_span!("run", run_id = %run_id, workflow = %wf.name, team = %team_id);
+    let tracker = state.tracker().clone();
+    let task = async move {
         match wait_for_slot(&state, &live, &team, &wf, &waiting).await {
             Ok(_slot) => {
                 if let Err(error) = run::run(wf.clone(), options, observer.clone()).await {
@@ -350,7 +352,8 @@ pub fn spawn_run(
             tracing::error!(run_id = %live.run_id, %error, "the run's events could not be stored");
         }
         state.live().remove(&live.run_id);
-    });
+    };
+    tracker.spawn(tracing::Instrument::instrument(task, span));
 }
 
 /// How often a queued run's heartbeat is written while it waits.

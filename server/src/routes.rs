@@ -69,7 +69,23 @@ pub fn router(state: AppState) -> Router {
         .fallback(no_route)
         .method_not_allowed_fallback(not_allowed)
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn(trace_request))
         .with_state(state)
+}
+
+/// One span per request: its method, path (never the query or a header)
+/// and status.
+async fn trace_request(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    use tracing::Instrument as _;
+    let span = tracing::info_span!(
+        "request",
+        method = %request.method(),
+        path = %request.uri().path(),
+        status = tracing::field::Empty,
+    );
+    let response = next.run(request).instrument(span.clone()).await;
+    span.record("status", response.status().as_u16());
+    response
 }
 
 /// `GET /healthz`: the process answers.

@@ -170,8 +170,14 @@ pub async fn run(
                             .collect(),
                     };
                     let shared = shared.clone();
-                    let handle =
-                        tasks.spawn(async move { run_step(shared, i, pending, scope).await });
+                    let span = tracing::info_span!(
+                        "step",
+                        step_id = %workflow.steps[i].id.as_str(),
+                    );
+                    let handle = tasks.spawn(tracing::Instrument::instrument(
+                        async move { run_step(shared, i, pending, scope).await },
+                        span,
+                    ));
                     task_steps.insert(handle.id(), i);
                 }
             }
