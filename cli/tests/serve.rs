@@ -15,11 +15,19 @@ use common::{command, fresh_db, scratch, shop, stderr, stdout};
 /// `dragnet serve` on a free port, logging at debug level into `log`;
 /// returns the child and its address.
 fn serve_logging(db: &str, log: &std::path::Path) -> (Child, String) {
-    let mut child = command(db)
-        .args(["serve", "--bind", "127.0.0.1:0"])
+    let mut serve = command(db);
+    serve
         .env("DRAGNET_LOG", "debug")
+        .stderr(std::fs::File::create(log).expect("a log file"));
+    spawn_serve(serve)
+}
+
+/// Starts `command` as `dragnet serve` on a free port; returns the child
+/// and the address it printed.
+fn spawn_serve(mut command: std::process::Command) -> (Child, String) {
+    let mut child = command
+        .args(["serve", "--bind", "127.0.0.1:0"])
         .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(log).expect("a log file"))
         .spawn()
         .expect("serve starts");
     let out = child.stdout.take().expect("its stdout");
@@ -195,23 +203,11 @@ async fn spans_are_exported_to_an_otlp_collector() {
     tokio::spawn(async move { axum::serve(listener, app).await });
 
     let db = fresh_db();
-    let mut child = command(&db)
-        .args(["serve", "--bind", "127.0.0.1:0"])
+    let mut serve = command(&db);
+    serve
         .env("DRAGNET_OTLP_ENDPOINT", &collector)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("serve starts");
-    let out = child.stdout.take().expect("its stdout");
-    let mut line = String::new();
-    BufReader::new(out)
-        .read_line(&mut line)
-        .expect("a first line");
-    let addr = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_string();
+        .stderr(Stdio::null());
+    let (mut child, addr) = spawn_serve(serve);
     let health = reqwest::get(format!("{addr}/healthz")).await.unwrap();
     assert!(health.status().is_success());
     std::process::Command::new("kill")

@@ -127,6 +127,28 @@ pub struct RunCreated {
     pub links: RunLinks,
 }
 
+impl RunCreated {
+    pub fn new(
+        run_id: String,
+        workflow: String,
+        version: i64,
+        status: dragnet_engine::run::RunStatus,
+        created: bool,
+    ) -> RunCreated {
+        RunCreated {
+            links: RunLinks {
+                self_: format!("/v1/runs/{run_id}"),
+                events: format!("/v1/runs/{run_id}/events"),
+            },
+            run_id,
+            workflow,
+            version,
+            status: status.as_str().to_string(),
+            created,
+        }
+    }
+}
+
 /// A line of a run listing (the engine's `RunSummary`).
 #[derive(Serialize, ToSchema)]
 pub struct RunItem {

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::auth::Caller;
-use crate::bodies::{Cancelling, ErrorBody, RunCreated, RunItem, RunLinks, RunList, RunRecordBody};
+use crate::bodies::{Cancelling, ErrorBody, RunCreated, RunItem, RunList, RunRecordBody};
 use crate::error::{storable, storable_name, ApiError, ApiResult};
 use crate::extract::{json_body, Query};
 use crate::launch::{self, RunRequest};
@@ -81,17 +81,13 @@ pub async fn create(
             .await?
             .map_or(RunStatus::Queued, |r| r.status),
     };
-    let body = RunCreated {
-        links: RunLinks {
-            self_: format!("/v1/runs/{}", started.run_id),
-            events: format!("/v1/runs/{}/events", started.run_id),
-        },
-        run_id: started.run_id,
-        workflow: name,
-        version: started.version,
-        status: run_status.as_str().to_string(),
-        created: started.created,
-    };
+    let body = RunCreated::new(
+        started.run_id,
+        name,
+        started.version,
+        run_status,
+        started.created,
+    );
     Ok((status, Json(body)).into_response())
 }
 
@@ -331,17 +327,13 @@ pub async fn rerun(
     let version = version.ok_or_else(|| ApiError::not_found("run", &run_id))?;
     let started =
         launch::rerun(&state, &caller, &original, version, request.from.as_deref()).await?;
-    let body = RunCreated {
-        links: RunLinks {
-            self_: format!("/v1/runs/{}", started.run_id),
-            events: format!("/v1/runs/{}/events", started.run_id),
-        },
-        run_id: started.run_id,
-        workflow: original.workflow,
+    let body = RunCreated::new(
+        started.run_id,
+        original.workflow,
         version,
-        status: RunStatus::Queued.as_str().to_string(),
-        created: true,
-    };
+        RunStatus::Queued,
+        true,
+    );
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 

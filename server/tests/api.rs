@@ -29,27 +29,6 @@ dragnet_store::on_both_backends!(
     a_rerun_from_a_step_keeps_the_outputs_before_it,
 );
 
-/// One slow walk (each page 150 ms) with an optional top-level key.
-fn slow(api: &Api, name: &str, extra: &str) -> String {
-    format!(
-        "name: {name}
-{extra}
-providers:
-  shop:
-    openapi: openapi.yaml
-    base_url: {base}
-    headers:
-      X-Shop-Fault: \"latency=150\"
-steps:
-  - id: orders
-    tool: shop.listOrders
-    input: {{ status: cancelled, per_page: 100 }}
-    loop: {{ all_pages: true, fields: [id] }}
-",
-        base = api.shop.base_url()
-    )
-}
-
 async fn runs_beyond_a_limit_wait_queued_in_order(db: Db) -> Result<()> {
     let config = ServerConfig {
         max_running_runs: 2,
@@ -57,9 +36,10 @@ async fn runs_beyond_a_limit_wait_queued_in_order(db: Db) -> Result<()> {
     };
     let api = Api::start_with(db, config).await?;
     let t = api.team("acme").await?;
-    api.push(&t, "one", &slow(&api, "one", "concurrency: 1"))
+    api.push(&t, "one", &api.slow_workflow("one", 150, "concurrency: 1"))
         .await?;
-    api.push(&t, "other", &slow(&api, "other", "")).await?;
+    api.push(&t, "other", &api.slow_workflow("other", 150, ""))
+        .await?;
     let first = api.run(&t, "one", "{}").await?;
     let second = api.run(&t, "one", "{}").await?;
     let third = api.run(&t, "one", "{}").await?;

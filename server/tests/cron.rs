@@ -202,26 +202,9 @@ async fn a_tick_during_a_running_run_is_skipped_or_queued(db: Db) -> Result<()> 
     let clock = Arc::new(TestClock::new(at("2026-06-01T10:00:30Z")));
     let api = Api::start_clocked(db, clock.clone()).await?;
     let t = api.team("acme").await?;
-    let slow = format!(
-        "name: NAME
-providers:
-  shop:
-    openapi: openapi.yaml
-    base_url: {base}
-    headers:
-      X-Shop-Fault: \"latency=700\"
-triggers:
-  - {{cron: \"* * * * *\", overlap: OVERLAP}}
-steps:
-  - id: orders
-    tool: shop.listOrders
-    input: {{ status: cancelled, per_page: 100 }}
-    loop: {{ all_pages: true, fields: [id] }}
-",
-        base = api.shop.base_url()
-    );
     for name in ["skip", "queue"] {
-        let yaml = slow.replace("NAME", name).replace("OVERLAP", name);
+        let trigger = format!("triggers:\n  - {{cron: \"* * * * *\", overlap: {name}}}");
+        let yaml = api.slow_workflow(name, 700, &trigger);
         api.push(&t, name, &yaml).await?;
     }
     clock.set(at("2026-06-01T10:01:00Z"));

@@ -141,6 +141,28 @@ steps:
         )
     }
 
+    /// One slow walk: cancelled orders 100 a page, each page `latency_ms`
+    /// late; `extra` is put in at the top level (a trigger, a limit).
+    pub fn slow_workflow(&self, name: &str, latency_ms: u64, extra: &str) -> String {
+        format!(
+            "name: {name}
+{extra}
+providers:
+  shop:
+    openapi: openapi.yaml
+    base_url: {base}
+    headers:
+      X-Shop-Fault: \"latency={latency_ms}\"
+steps:
+  - id: orders
+    tool: shop.listOrders
+    input: {{ status: cancelled, per_page: 100 }}
+    loop: {{ all_pages: true, fields: [id] }}
+",
+            base = self.shop.base_url()
+        )
+    }
+
     /// The workflow with the shop's OpenAPI document, as a JSON bundle.
     pub fn bundle(&self, yaml: &str) -> Result<String> {
         let doc = std::fs::read_to_string(dragnet_shop::openapi_path())?;
