@@ -1,13 +1,13 @@
-//! Starting a run of a submitted workflow: its current version compiled
-//! (documents from the upload, else the workflows_dir), inputs typed, the
-//! run's row written with its idempotency key, and the run itself started
-//! as a tracked task of this process that writes its record as it goes and
-//! its stream's events when it ends.
+//! Starting a run of a submitted workflow (or a rerun of an earlier run):
+//! its version compiled (documents from the upload, else the
+//! workflows_dir), inputs typed, the run's row written `queued` with its
+//! idempotency key, and the run itself started as a tracked task of this
+//! process. The task waits at the concurrency gate, runs, writes its record
+//! as it goes and its stream's events when it ends.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
-
 use std::time::Duration;
 
 use dragnet_engine::run::{
