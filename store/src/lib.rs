@@ -7,7 +7,8 @@
 //! engine's typed records through its `RunLog` port, with runs whose process
 //! died marked `interrupted`; and what a server keeps: teams and hashed
 //! API tokens, submitted workflows with their versions, runs' owners and
-//! idempotency keys, and the events of each run's stream.
+//! idempotency keys, and the events of each run's stream; and stored
+//! results of agent calls behind dragnet-gateway's `ResultStore` port.
 #![forbid(unsafe_code)]
 
 mod cache;
@@ -17,6 +18,7 @@ mod db;
 mod error;
 mod observer;
 mod process;
+mod results;
 mod runs;
 mod schedules;
 mod setup_lock;
@@ -32,6 +34,7 @@ pub use db::{default_url, Db};
 pub use error::{Error, Result};
 pub use observer::{ObserverOptions, StoreObserver};
 pub use process::{hostname, pid_alive};
+pub use results::EXPIRED_KEPT;
 pub use runs::{NewRun, RunEvent, RunFilter, RunOwner, Submitted, IDEMPOTENCY_WINDOW};
 pub use schedules::{ScheduleRow, ScheduleRun, ScheduleSpec, TickRow, TickStatus, TickWrite};
 pub use sweeper::{spawn_store_sweeper, spawn_sweeper};

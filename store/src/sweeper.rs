@@ -1,7 +1,8 @@
 //! The sweeper: one tracked task that deletes expired cache entries every
 //! so often until its token is cancelled, and, on a `Db` with a retention
 //! period, clears the step outputs of runs finished longer ago than that
-//! (the runs themselves stay). The first sweep runs at once; a failed sweep
+//! (the runs themselves stay), and deletes stored results expired more
+//! than an hour ago. The first sweep runs at once; a failed sweep
 //! is logged and tried again at the next tick.
 
 use std::sync::Arc;
@@ -42,13 +43,13 @@ pub fn spawn_store_sweeper(
     tracker: &TaskTracker,
     cancel: CancellationToken,
 ) -> JoinHandle<()> {
-    let outputs = keep_outputs.map(|keep| (db.clone(), keep));
+    let outputs = Some((db.clone(), keep_outputs));
     spawn(Arc::new(db), outputs, every, clock, tracker, cancel)
 }
 
 fn spawn(
     store: Arc<dyn CacheStore>,
-    outputs: Option<(Db, Duration)>,
+    outputs: Option<(Db, Option<Duration>)>,
     every: Duration,
     clock: Arc<dyn Clock>,
     tracker: &TaskTracker,
@@ -76,6 +77,19 @@ fn spawn(
                 Err(error) => tracing::warn!(%error, "sweeping the cache failed"),
             }
             let Some((db, keep)) = &outputs else {
+                continue;
+            };
+            let results = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => break,
+                swept = db.sweep_results(now) => swept,
+            };
+            match results {
+                Ok(0) => {}
+                Ok(deleted) => tracing::debug!(deleted, "swept expired stored results"),
+                Err(error) => tracing::warn!(%error, "sweeping stored results failed"),
+            }
+            let Some(keep) = keep else {
                 continue;
             };
             let Some(before) = chrono::Duration::from_std(*keep)

@@ -1,0 +1,387 @@
+//! The retrieval tools over stored results.
+//!
+//! `queryToolResult {resultId, fields?, filter?, offset?, limit?}` reads the
+//! stored items: the filter runs on the whole stored set first (a field
+//! need not be among those projected when the result was made), then the
+//! projection, then the page (`offset` from 0, `limit` 1 to 500, 50 when
+//! absent). The answer says how many matched, what it returns and the next
+//! offset.
+//!
+//! `fetchToolResult {resultId, offset?, length?}` returns the stored text
+//! itself in character slices (`offset` from 0, `length` 1 to 100,000,
+//! 20,000 when absent), for a result without items or to read it as it was.
+
+use chrono::{DateTime, Utc};
+use dragnet_steps::json;
+use dragnet_steps::looping::filter::Filter;
+use dragnet_steps::looping::options::parse_fields;
+use dragnet_steps::looping::shape::shape;
+use dragnet_steps::Payload;
+use serde_json::{json, Map, Value};
+
+use crate::error::Error;
+use crate::results::{find, ResultScope, ResultStore};
+
+/// The page size of `queryToolResult` when none is asked for, and the most.
+pub const QUERY_LIMIT_DEFAULT: usize = 50;
+pub const QUERY_LIMIT_MAX: usize = 500;
+/// The slice length of `fetchToolResult` when none is asked for, and the most.
+pub const FETCH_LENGTH_DEFAULT: usize = 20_000;
+pub const FETCH_LENGTH_MAX: usize = 100_000;
+
+/// A non-negative integer argument within `1..=max` (or `0..` for
+/// offsets), `default` when absent.
+fn count(
+    args: &Map<String, Value>,
+    name: &str,
+    default: usize,
+    max: Option<usize>,
+) -> Result<usize, Error> {
+    let Some(v) = args.get(name).filter(|v| !v.is_null()) else {
+        return Ok(default);
+    };
+    let n = v.as_u64().ok_or_else(|| {
+        Error::bad(
+            name,
+            format!("expects a whole number of at least 0, got {v}"),
+        )
+    })?;
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    match max {
+        Some(max) if n == 0 || n > max => {
+            Err(Error::bad(name, format!("expects 1 to {max}, got {n}")))
+        }
+        _ => Ok(n),
+    }
+}
+
+fn result_id(args: &Map<String, Value>) -> Result<&str, Error> {
+    args.get("resultId")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::bad("resultId", "give the `_resultId` a tool call answered with"))
+}
+
+/// `queryToolResult`: the answer's JSON text.
+pub async fn query(
+    store: &dyn ResultStore,
+    scope: &ResultScope,
+    args: &Map<String, Value>,
+    now: DateTime<Utc>,
+) -> Result<String, Error> {
+    let id = result_id(args)?;
+    let fields = args
+        .get("fields")
+        .filter(|v| !v.is_null())
+        .map(parse_fields)
+        .transpose()
+        .map_err(|e| Error::bad("fields", e.to_string()))?;
+    let filter = match args.get("filter").filter(|v| !v.is_null()) {
+        Some(v) => Filter::from_json(v).map_err(|e| Error::bad("filter", e.to_string()))?,
+        None => Filter::default(),
+    };
+    let offset = count(args, "offset", 0, None)?;
+    let limit = count(args, "limit", QUERY_LIMIT_DEFAULT, Some(QUERY_LIMIT_MAX))?;
+    let stored = find(store, scope, id, now).await?;
+    if matches!(stored.payload, Payload::Single(_)) {
+        return Err(Error::NoItems { id: id.to_string() });
+    }
+    let items = stored.payload.items();
+    let (shaped, unmatched) = shape(items, &filter, fields.as_ref());
+    let total = shaped.as_ref().map_or(items.len(), |r| r.len());
+    let row = |i: usize| match &shaped {
+        Some(rows) => rows.get(i),
+        None => items.get(i),
+    };
+    let end = offset.saturating_add(limit).min(total);
+    let mut out = String::from("{\"resultId\":");
+    json::write_str(&mut out, id);
+    out.push_str(",\"items\":[");
+    for (n, i) in (offset.min(total)..end).enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(row(i).unwrap_or("null"));
+    }
+    let returned = end.saturating_sub(offset.min(total));
+    let next = (end < total).then_some(end);
+    let note = match (next, filter.is_empty()) {
+        (Some(next), _) => format!(
+            "Items {}–{} of {total} {}; call again with offset {next} for the next ones.",
+            offset,
+            end.saturating_sub(1),
+            if filter.is_empty() {
+                "stored"
+            } else {
+                "matching"
+            },
+        ),
+        (None, true) => format!("All {returned} of {total} stored items from offset {offset}."),
+        (None, false) => format!(
+            "All {returned} of {total} matching items from offset {offset} (of {} stored).",
+            items.len()
+        ),
+    };
+    let tail = json!({
+        "offset": offset,
+        "returned": returned,
+        "total": total,
+        "stored": items.len(),
+        "nextOffset": next,
+        "_note": note,
+    });
+    out.push_str("],");
+    // The tail's fields after `items`, written from its own text.
+    let tail = tail.to_string();
+    out.push_str(&tail[1..tail.len() - 1]);
+    if let Some(u) = unmatched {
+        out.push_str(",\"_unmatchedFields\":");
+        out.push_str(&json!({"fields": u.fields, "availableKeys": u.available_keys}).to_string());
+    }
+    out.push('}');
+    Ok(out)
+}
+
+/// `fetchToolResult`: the answer's JSON text.
+pub async fn fetch(
+    store: &dyn ResultStore,
+    scope: &ResultScope,
+    args: &Map<String, Value>,
+    now: DateTime<Utc>,
+) -> Result<String, Error> {
+    let id = result_id(args)?;
+    let offset = count(args, "offset", 0, None)?;
+    let length = count(args, "length", FETCH_LENGTH_DEFAULT, Some(FETCH_LENGTH_MAX))?;
+    let stored = find(store, scope, id, now).await?;
+    let text = stored.text.as_str();
+    let total = text.chars().count();
+    let byte_at = |chars: usize| {
+        text.char_indices()
+            .nth(chars)
+            .map_or(text.len(), |(b, _)| b)
+    };
+    let start = offset.min(total);
+    let end = start.saturating_add(length).min(total);
+    let slice = &text[byte_at(start)..byte_at(end)];
+    let next = (end < total).then_some(end);
+    Ok(json!({
+        "resultId": id,
+        "offset": start,
+        "length": end - start,
+        "totalLength": total,
+        "nextOffset": next,
+        "text": slice,
+    })
+    .to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use dragnet_steps::items::Items;
+
+    use super::*;
+    use crate::results::{keep, Lookup, StoreFuture, StoredResult};
+    use crate::ResultId;
+
+    /// One kept result, as a store keeps it.
+    #[derive(Clone)]
+    struct Row {
+        scope: ResultScope,
+        text: String,
+        items: Vec<String>,
+        single: bool,
+        expires_at: DateTime<Utc>,
+    }
+
+    /// The port held in memory.
+    #[derive(Default)]
+    struct Memory(Mutex<HashMap<String, Row>>);
+
+    impl ResultStore for Memory {
+        fn put<'a>(
+            &'a self,
+            id: &'a ResultId,
+            scope: &'a ResultScope,
+            result: &'a StoredResult,
+            _now: DateTime<Utc>,
+            expires_at: DateTime<Utc>,
+        ) -> StoreFuture<'a, ()> {
+            let items: Vec<String> = result.payload.items().iter().map(str::to_string).collect();
+            let single = matches!(result.payload, Payload::Single(_));
+            let row = Row {
+                scope: scope.clone(),
+                text: result.text.clone(),
+                items,
+                single,
+                expires_at,
+            };
+            self.0.lock().unwrap().insert(id.to_string(), row);
+            Box::pin(async { Ok(()) })
+        }
+
+        fn get<'a>(
+            &'a self,
+            id: &'a ResultId,
+            scope: &'a ResultScope,
+            now: DateTime<Utc>,
+        ) -> StoreFuture<'a, Lookup> {
+            let found = self.0.lock().unwrap().get(id.as_str()).cloned();
+            Box::pin(async move {
+                Ok(match found {
+                    Some(row) if &row.scope != scope => Lookup::Unknown,
+                    Some(row) if row.expires_at <= now => Lookup::Expired {
+                        expired_at: row.expires_at,
+                    },
+                    Some(row) => Lookup::Found(StoredResult {
+                        payload: payload(&row.items, row.single),
+                        text: row.text,
+                    }),
+                    None => Lookup::Unknown,
+                })
+            })
+        }
+    }
+
+    fn payload(items: &[String], single: bool) -> Payload {
+        if single {
+            return Payload::Single(json::to_raw(json!({"ok": true}).to_string()));
+        }
+        let mut out = Items::new();
+        for i in items {
+            out.push_text(i);
+        }
+        Payload::Items(out)
+    }
+
+    fn orders(n: usize) -> StoredResult {
+        let items: Vec<String> = (0..n)
+            .map(|i| {
+                json!({"id": i, "status": if i % 3 == 0 {"open"} else {"paid"}, "total": i * 10})
+                    .to_string()
+            })
+            .collect();
+        StoredResult {
+            text: format!("{{\"data\":[{}]}}", items.join(",")),
+            payload: payload(&items, false),
+        }
+    }
+
+    fn scope(org: &str, thread: &str) -> ResultScope {
+        ResultScope {
+            org: org.into(),
+            thread: thread.into(),
+        }
+    }
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    fn now() -> DateTime<Utc> {
+        DateTime::from_timestamp(1_790_000_000, 0).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_query_filters_the_whole_set_then_projects_then_pages() {
+        let store = Memory::default();
+        let me = scope("acme", "t1");
+        let id = keep(&store, &me, &orders(100), now()).await.unwrap();
+        let q = args(json!({
+            "resultId": id.as_str(),
+            "filter": [{"field": "status", "op": "eq", "value": "open"}],
+            "fields": ["id"],
+            "limit": 10,
+            "offset": 30,
+        }));
+        let answer: Value =
+            serde_json::from_str(&query(&store, &me, &q, now()).await.unwrap()).unwrap();
+        // 34 open orders (ids 0, 3, … 99); the page from 30 holds the last 4.
+        assert_eq!(answer["total"], 34);
+        assert_eq!(answer["returned"], 4);
+        assert_eq!(answer["items"][0], json!({"id": 90}));
+        assert!(answer["nextOffset"].is_null());
+        let first = args(json!({"resultId": id.as_str(), "limit": 5}));
+        let page: Value =
+            serde_json::from_str(&query(&store, &me, &first, now()).await.unwrap()).unwrap();
+        assert_eq!(page["nextOffset"], 5);
+        assert_eq!(page["stored"], 100);
+        assert!(page["_note"].as_str().unwrap().contains("offset 5"));
+        let bad = args(json!({"resultId": id.as_str(), "limit": 0}));
+        assert!(matches!(
+            query(&store, &me, &bad, now()).await,
+            Err(Error::BadArgument { .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn another_scope_reads_as_unknown_and_only_the_owner_sees_it_expire() {
+        let store = Memory::default();
+        let me = scope("acme", "t1");
+        let id = keep(&store, &me, &orders(3), now()).await.unwrap();
+        let q = args(json!({"resultId": id.as_str()}));
+        for other in [scope("acme", "t2"), scope("bravo", "t1")] {
+            let e = query(&store, &other, &q, now()).await.unwrap_err();
+            let never = query(
+                &store,
+                &other,
+                &args(json!({"resultId": ResultId::new().as_str()})),
+                now(),
+            )
+            .await
+            .unwrap_err();
+            assert_eq!(e.kind(), never.kind());
+            assert_eq!(e.kind(), "unknown_result");
+        }
+        let later = now() + chrono::Duration::minutes(16);
+        let e = fetch(&store, &me, &q, later).await.unwrap_err();
+        assert_eq!(e.kind(), "expired_result");
+        assert!(e.to_string().contains("call the tool again"));
+        let e = fetch(&store, &scope("bravo", "t1"), &q, later)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.kind(),
+            "unknown_result",
+            "another scope never learns it expired"
+        );
+        let junk = args(json!({"resultId": "../../etc/passwd"}));
+        assert_eq!(
+            query(&store, &me, &junk, now()).await.unwrap_err().kind(),
+            "unknown_result"
+        );
+    }
+
+    #[tokio::test]
+    async fn fetch_slices_by_characters_and_says_where_to_go_on() {
+        let store = Memory::default();
+        let me = scope("acme", "t1");
+        let result = StoredResult {
+            text: "ab€déf".into(),
+            payload: payload(&[], true),
+        };
+        let id = keep(&store, &me, &result, now()).await.unwrap();
+        let f = |offset: u64, length: u64| {
+            args(json!({"resultId": id.as_str(), "offset": offset, "length": length}))
+        };
+        let a: Value =
+            serde_json::from_str(&fetch(&store, &me, &f(1, 3), now()).await.unwrap()).unwrap();
+        assert_eq!(a["text"], "b€d");
+        assert_eq!(a["nextOffset"], 4);
+        assert_eq!(a["totalLength"], 6);
+        let b: Value =
+            serde_json::from_str(&fetch(&store, &me, &f(4, 100), now()).await.unwrap()).unwrap();
+        assert_eq!(b["text"], "éf");
+        assert!(b["nextOffset"].is_null());
+        let past: Value =
+            serde_json::from_str(&fetch(&store, &me, &f(50, 5), now()).await.unwrap()).unwrap();
+        assert_eq!(past["text"], "");
+        // A result without items is not queried; it says to fetch.
+        let e = query(&store, &me, &args(json!({"resultId": id.as_str()})), now())
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), "no_items");
+        assert!(e.to_string().contains("fetchToolResult"));
+    }
+}
