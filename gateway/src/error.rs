@@ -30,6 +30,13 @@ pub enum Error {
     )]
     NoItems { id: String },
 
+    #[error(
+        "`{tool}` was not called: the previous answer was cut and is stored as {id}. Read it \
+         first with queryToolResult {{resultId: \"{id}\", offset, filter?, fields?}} or \
+         fetchToolResult {{resultId: \"{id}\", offset, length}}; then other tools can be called"
+    )]
+    RetrievalOnly { tool: String, id: String },
+
     /// The store failed; the message is the store's own.
     #[error("the result store failed: {0}")]
     Store(String),
@@ -50,6 +57,7 @@ impl Error {
             Error::ExpiredResult { .. } => "expired_result",
             Error::BadArgument { .. } => "invalid_argument",
             Error::NoItems { .. } => "no_items",
+            Error::RetrievalOnly { .. } => "retrieval_only",
             Error::Store(_) => "store_error",
         }
     }

@@ -80,8 +80,20 @@ pub async fn keep(
     now: DateTime<Utc>,
 ) -> Result<ResultId, Error> {
     let id = ResultId::new();
-    store.put(&id, scope, result, now, now + RESULT_TTL).await?;
+    keep_as(store, &id, scope, result, now).await?;
     Ok(id)
+}
+
+/// Keeps `result` for `scope` under `id` (made beforehand, so the answer
+/// naming it is written first), for `RESULT_TTL` from `now`.
+pub async fn keep_as(
+    store: &dyn ResultStore,
+    id: &ResultId,
+    scope: &ResultScope,
+    result: &StoredResult,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    store.put(id, scope, result, now, now + RESULT_TTL).await
 }
 
 /// The stored result `text` names, for `scope` at `now`, or the error an

@@ -112,7 +112,7 @@ impl LoopResult {
     pub fn render_agent(&self) -> String {
         let mut out = String::with_capacity(self.rendered_len());
         // Writing to a String cannot fail.
-        let _ = self.write_raw(&self.agent_extra(), &mut out);
+        let _ = self.write_raw(&self.agent_extra(), usize::MAX, &mut out);
         out
     }
 
@@ -123,7 +123,7 @@ impl LoopResult {
             inner: w,
             error: None,
         };
-        match self.write_raw(&self.agent_extra(), &mut sink) {
+        match self.write_raw(&self.agent_extra(), usize::MAX, &mut sink) {
             Ok(()) => Ok(()),
             Err(_) => Err(sink
                 .error
@@ -212,7 +212,7 @@ impl LoopResult {
         extra.extend(reports.into_iter().map(|(k, v)| (k, Extra::Value(v))));
         let mut out = String::with_capacity(self.rendered_len());
         // Writing to a String cannot fail.
-        let _ = self.write_raw(&extra, &mut out);
+        let _ = self.write_raw(&extra, usize::MAX, &mut out);
         out
     }
 
@@ -250,7 +250,25 @@ impl LoopResult {
         rows + 256
     }
 
-    fn write_raw<W: Write>(&self, extra: &[(&str, Extra)], out: &mut W) -> fmt::Result {
+    /// The agent rendering with only the first `limit` visible rows, and
+    /// `more` after the usual keys (a size guard's `_resultId` and note).
+    pub fn render_agent_cut(&self, limit: usize, more: Vec<(&'static str, Value)>) -> String {
+        let mut extra = self.agent_extra();
+        extra.extend(more.into_iter().map(|(k, v)| (k, Extra::Value(v))));
+        let mut out = String::with_capacity(self.rendered_len().min(1 << 20));
+        // Writing to a String cannot fail.
+        let _ = self.write_raw(&extra, limit, &mut out);
+        out
+    }
+
+    /// Writes the rendering: the payload with its first `limit` visible
+    /// rows, then `extra`.
+    fn write_raw<W: Write>(
+        &self,
+        extra: &[(&str, Extra)],
+        limit: usize,
+        out: &mut W,
+    ) -> fmt::Result {
         let items = self.visible();
         out.write_char('{')?;
         let mut first = true;
@@ -258,14 +276,14 @@ impl LoopResult {
             Payload::Collection {
                 envelope: Envelope::Object(fields),
                 ..
-            } => write_fields(out, fields, items, &mut first)?,
+            } => write_fields(out, fields, items, limit, &mut first)?,
             Payload::Collection {
                 envelope: Envelope::Bare,
                 ..
             }
             | Payload::Items(_) => {
                 write_key(out, "items", &mut first)?;
-                write_items(out, items.iter())?;
+                write_items(out, items.iter().take(limit))?;
             }
             Payload::Single(raw) => match json::object(raw) {
                 Some(obj) => {
@@ -324,7 +342,7 @@ fn write_payload_to<W: Write>(out: &mut W, payload: &Payload) -> fmt::Result {
         } => {
             out.write_char('{')?;
             let mut first = true;
-            write_fields(out, fields, Visible::Items(items), &mut first)?;
+            write_fields(out, fields, Visible::Items(items), usize::MAX, &mut first)?;
             out.write_char('}')
         }
         Payload::Collection {
@@ -368,17 +386,18 @@ fn write_fields<W: Write>(
     out: &mut W,
     fields: &[(String, EnvelopeField)],
     items: Visible<'_>,
+    limit: usize,
     first: &mut bool,
 ) -> fmt::Result {
     for (key, field) in fields {
         write_key(out, key, first)?;
         match field {
             EnvelopeField::Raw(raw) => out.write_str(raw.get())?,
-            EnvelopeField::Collection => write_items(out, items.iter())?,
+            EnvelopeField::Collection => write_items(out, items.iter().take(limit))?,
             EnvelopeField::Nested(inner) => {
                 out.write_char('{')?;
                 let mut inner_first = true;
-                write_fields(out, inner, items, &mut inner_first)?;
+                write_fields(out, inner, items, limit, &mut inner_first)?;
                 out.write_char('}')?;
             }
         }
