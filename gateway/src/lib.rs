@@ -16,6 +16,7 @@ pub mod restriction;
 pub mod result_id;
 pub mod results;
 pub mod retrieval;
+pub mod token;
 
 pub use error::Error;
 pub use result_id::ResultId;
