@@ -11,6 +11,7 @@
 
 pub mod error;
 pub mod guard;
+pub mod listing;
 mod memory;
 pub mod restriction;
 pub mod result_id;
