@@ -9,6 +9,7 @@
 //! owns; dragnet-store implements it on PostgreSQL and SQLite.
 #![forbid(unsafe_code)]
 
+pub mod caller;
 pub mod error;
 pub mod guard;
 pub mod listing;

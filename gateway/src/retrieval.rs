@@ -20,6 +20,7 @@ use dragnet_steps::Payload;
 use serde_json::{json, Map, Value};
 
 use crate::error::Error;
+use crate::guard::SizeBudget;
 use crate::results::{find, ResultScope, ResultStore};
 
 /// The page size of `queryToolResult` when none is asked for, and the most.
@@ -28,6 +29,9 @@ pub const QUERY_LIMIT_MAX: usize = 500;
 /// The slice length of `fetchToolResult` when none is asked for, and the most.
 pub const FETCH_LENGTH_DEFAULT: usize = 20_000;
 pub const FETCH_LENGTH_MAX: usize = 100_000;
+
+/// Room kept for an answer's keys and note around its rows.
+const ANSWER_FRAME: usize = 600;
 
 /// A non-negative integer argument within `1..=max` (or `0..` for
 /// offsets), `default` when absent.
@@ -66,6 +70,7 @@ pub async fn query(
     store: &dyn ResultStore,
     scope: &ResultScope,
     args: &Map<String, Value>,
+    budget: SizeBudget,
     now: DateTime<Utc>,
 ) -> Result<String, Error> {
     let id = result_id(args)?;
@@ -92,19 +97,50 @@ pub async fn query(
         Some(rows) => rows.get(i),
         None => items.get(i),
     };
-    let end = offset.saturating_add(limit).min(total);
+    let start = offset.min(total);
+    let asked = offset.saturating_add(limit).min(total);
+    // The answer is held to the size budget too: as many rows as fit.
+    let room = budget.chars().saturating_sub(ANSWER_FRAME);
+    let mut used = 0usize;
+    let mut end = start;
+    while end < asked {
+        let cost = row(end).map_or(4, str::len) + 1;
+        if used + cost > room {
+            break;
+        }
+        used += cost;
+        end += 1;
+    }
+    let cut_to_fit = end < asked;
     let mut out = String::from("{\"resultId\":");
     json::write_str(&mut out, id);
     out.push_str(",\"items\":[");
-    for (n, i) in (offset.min(total)..end).enumerate() {
+    for (n, i) in (start..end).enumerate() {
         if n > 0 {
             out.push(',');
         }
         out.push_str(row(i).unwrap_or("null"));
     }
-    let returned = end.saturating_sub(offset.min(total));
-    let next = (end < total).then_some(end);
+    let returned = end - start;
+    // A row too large to answer with is passed over, and the note says so.
+    let oversize = cut_to_fit && returned == 0;
+    let next = match oversize {
+        true => (start + 1 < total).then_some(start + 1),
+        false => (end < total).then_some(end),
+    };
     let note = match (next, filter.is_empty()) {
+        _ if oversize => format!(
+            "Row {start} alone is larger than the size budget: ask for fewer fields, or read \
+             the raw text with fetchToolResult.{}",
+            next.map_or(String::new(), |n| format!(
+                " The next row is at offset {n}."
+            ))
+        ),
+        (Some(next), _) if cut_to_fit => format!(
+            "Cut to {returned} rows ({start}–{}) to fit the size budget; call again with offset \
+             {next} for the next ones (or ask for fewer fields).",
+            end - 1
+        ),
         (Some(next), _) => format!(
             "Items {}–{} of {total} {}; call again with offset {next} for the next ones.",
             offset,
@@ -221,24 +257,48 @@ mod tests {
             "limit": 10,
             "offset": 30,
         }));
-        let answer: Value =
-            serde_json::from_str(&query(&store, &me, &q, now()).await.unwrap()).unwrap();
+        let answer: Value = serde_json::from_str(
+            &query(&store, &me, &q, SizeBudget::default(), now())
+                .await
+                .unwrap(),
+        )
+        .unwrap();
         // 34 open orders (ids 0, 3, … 99); the page from 30 holds the last 4.
         assert_eq!(answer["total"], 34);
         assert_eq!(answer["returned"], 4);
         assert_eq!(answer["items"][0], json!({"id": 90}));
         assert!(answer["nextOffset"].is_null());
         let first = args(json!({"resultId": id.as_str(), "limit": 5}));
-        let page: Value =
-            serde_json::from_str(&query(&store, &me, &first, now()).await.unwrap()).unwrap();
+        let page: Value = serde_json::from_str(
+            &query(&store, &me, &first, SizeBudget::default(), now())
+                .await
+                .unwrap(),
+        )
+        .unwrap();
         assert_eq!(page["nextOffset"], 5);
         assert_eq!(page["stored"], 100);
         assert!(page["_note"].as_str().unwrap().contains("offset 5"));
         let bad = args(json!({"resultId": id.as_str(), "limit": 0}));
         assert!(matches!(
-            query(&store, &me, &bad, now()).await,
+            query(&store, &me, &bad, SizeBudget::default(), now()).await,
             Err(Error::BadArgument { .. })
         ));
+    }
+
+    #[tokio::test]
+    async fn a_query_answer_is_held_to_the_size_budget() {
+        let store = Memory::default();
+        let me = scope("acme", "t1");
+        let id = keep(&store, &me, &orders(1000), now()).await.unwrap();
+        let budget = SizeBudget { tokens: 400 };
+        let q = args(json!({"resultId": id.as_str(), "limit": 500}));
+        let text = query(&store, &me, &q, budget, now()).await.unwrap();
+        assert!(crate::guard::estimate_tokens(&text) <= budget.tokens);
+        let answer: Value = serde_json::from_str(&text).unwrap();
+        let n = answer["returned"].as_u64().unwrap();
+        assert!(n > 5 && n < 500, "{n}");
+        assert_eq!(answer["nextOffset"], n);
+        assert!(answer["_note"].as_str().unwrap().contains("size budget"));
     }
 
     #[tokio::test]
@@ -248,11 +308,14 @@ mod tests {
         let id = keep(&store, &me, &orders(3), now()).await.unwrap();
         let q = args(json!({"resultId": id.as_str()}));
         for other in [scope("acme", "t2"), scope("bravo", "t1")] {
-            let e = query(&store, &other, &q, now()).await.unwrap_err();
+            let e = query(&store, &other, &q, SizeBudget::default(), now())
+                .await
+                .unwrap_err();
             let never = query(
                 &store,
                 &other,
                 &args(json!({"resultId": ResultId::new().as_str()})),
+                SizeBudget::default(),
                 now(),
             )
             .await
@@ -274,7 +337,10 @@ mod tests {
         );
         let junk = args(json!({"resultId": "../../etc/passwd"}));
         assert_eq!(
-            query(&store, &me, &junk, now()).await.unwrap_err().kind(),
+            query(&store, &me, &junk, SizeBudget::default(), now())
+                .await
+                .unwrap_err()
+                .kind(),
             "unknown_result"
         );
     }
@@ -304,9 +370,15 @@ mod tests {
             serde_json::from_str(&fetch(&store, &me, &f(50, 5), now()).await.unwrap()).unwrap();
         assert_eq!(past["text"], "");
         // A result without items is not queried; it says to fetch.
-        let e = query(&store, &me, &args(json!({"resultId": id.as_str()})), now())
-            .await
-            .unwrap_err();
+        let e = query(
+            &store,
+            &me,
+            &args(json!({"resultId": id.as_str()})),
+            SizeBudget::default(),
+            now(),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(e.kind(), "no_items");
         assert!(e.to_string().contains("fetchToolResult"));
     }

@@ -5,6 +5,7 @@
 
 use anyhow::{ensure, Context, Result};
 use chrono::{DateTime, Duration, Utc};
+use dragnet_gateway::guard::SizeBudget;
 use dragnet_gateway::results::keep;
 use dragnet_gateway::retrieval::{fetch, query};
 use dragnet_gateway::{Lookup, ResultScope, ResultStore, StoredResult};
@@ -66,7 +67,8 @@ async fn a_stored_result_is_its_scopes_alone_and_expires(db: Db) -> Result<()> {
         "fields": ["id"],
         "limit": 3,
     }));
-    let answer: Value = serde_json::from_str(&query(&db, &me, &q, at()).await?)?;
+    let answer: Value =
+        serde_json::from_str(&query(&db, &me, &q, SizeBudget::default(), at()).await?)?;
     ensure!(
         answer["total"] == 500 && answer["items"] == json!([{"id": 1}, {"id": 3}, {"id": 5}]),
         "{answer}"
@@ -92,7 +94,10 @@ async fn a_stored_result_is_its_scopes_alone_and_expires(db: Db) -> Result<()> {
         .await?;
     ensure!(swept == 1, "{swept}");
     ensure!(matches!(db.get(&id, &me, later).await?, Lookup::Unknown));
-    let e = query(&db, &me, &q, later).await.err().context("an error")?;
+    let e = query(&db, &me, &q, SizeBudget::default(), later)
+        .await
+        .err()
+        .context("an error")?;
     ensure!(e.kind() == "unknown_result");
     Ok(())
 }
