@@ -239,3 +239,81 @@ async fn spans_are_exported_to_an_otlp_collector() {
         "{body:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_signal_exits_at_once_while_runs_still_have_their_grace() {
+    let shop = shop().await;
+    let db = fresh_db();
+    command(&db)
+        .args(["teams", "create", "acme"])
+        .output()
+        .unwrap();
+    let token = command(&db)
+        .args(["tokens", "create", "--team", "acme"])
+        .output()
+        .unwrap();
+    let token = stdout(&token).trim().to_string();
+    let dir = scratch("wf");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A walk of many slow pages: it is still going when the signals come.
+    let yaml = format!(
+        "name: slow
+providers:
+  shop:
+    openapi: openapi.yaml
+    base_url: {}
+    headers:
+      X-Shop-Fault: \"latency=500\"
+steps:
+  - id: orders
+    tool: shop.listOrders
+    loop: {{ all_pages: true, fields: [id] }}
+",
+        shop.base_url()
+    );
+    std::fs::write(dir.join("slow.yaml"), yaml).unwrap();
+    std::fs::copy(dragnet_shop::openapi_path(), dir.join("openapi.yaml")).unwrap();
+    let mut serve = command(&db);
+    serve.stderr(Stdio::null());
+    let (mut server, addr) = spawn_serve(serve);
+    let client = |args: &[&str]| {
+        let mut c = command(&db);
+        c.args(args)
+            .env("DRAGNET_SERVER", &addr)
+            .env("DRAGNET_TOKEN", &token);
+        c.output().unwrap()
+    };
+    let file = dir.join("slow.yaml").display().to_string();
+    assert!(client(&["workflows", "push", &file]).status.success());
+    let started = client(&["trigger", "slow"]);
+    assert!(started.status.success(), "{}", stderr(&started));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let term = |pid: u32| {
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap()
+    };
+    term(server.id());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        server.try_wait().unwrap().is_none(),
+        "the running run keeps the server up within its grace"
+    );
+    term(server.id());
+    let mut status = None;
+    for _ in 0..100 {
+        if let Some(s) = server.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = status.unwrap_or_else(|| {
+        let _ = server.kill();
+        panic!("a second signal did not exit the server");
+    });
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+    shop.shutdown().await;
+}
