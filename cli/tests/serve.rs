@@ -12,6 +12,28 @@ use std::time::Duration;
 
 use common::{command, fresh_db, scratch, shop, stderr, stdout};
 
+/// Sends SIGTERM to `pid`.
+fn sigterm(pid: u32) {
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+}
+
+/// Waits up to `tries` × 50 ms for `child` to exit; kills it and fails,
+/// saying `what`, when it does not.
+async fn exit_of(child: &mut Child, tries: usize, what: &str) -> std::process::ExitStatus {
+    for _ in 0..tries {
+        if let Some(s) = child.try_wait().expect("the child's status") {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    panic!("{what}");
+}
+
 /// `dragnet serve` on a free port, logging at debug level into `log`;
 /// returns the child and its address.
 fn serve_logging(db: &str, log: &std::path::Path) -> (Child, String) {
@@ -144,23 +166,8 @@ async fn a_pushed_workflow_runs_on_the_server_and_sigterm_stops_it() {
     );
 
     // SIGTERM: the server stops taking work and exits cleanly.
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let mut status = None;
-    for _ in 0..200 {
-        if let Some(s) = server.try_wait().unwrap() {
-            status = Some(s);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let status = status.unwrap_or_else(|| {
-        let _ = server.kill();
-        panic!("the server did not stop on SIGTERM");
-    });
+    sigterm(server.id());
+    let status = exit_of(&mut server, 200, "the server did not stop on SIGTERM").await;
     assert!(status.success(), "{status:?}");
     // Debug logs of the whole session name no token, good or bad.
     let logged = std::fs::read_to_string(&log).unwrap();
@@ -210,17 +217,8 @@ async fn spans_are_exported_to_an_otlp_collector() {
     let (mut child, addr) = spawn_serve(serve);
     let health = reqwest::get(format!("{addr}/healthz")).await.unwrap();
     assert!(health.status().is_success());
-    std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    for _ in 0..200 {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let _ = child.kill();
+    sigterm(child.id());
+    exit_of(&mut child, 200, "the server did not stop on SIGTERM").await;
     let got = got.lock().unwrap().clone();
     let traces: Vec<_> = got
         .iter()
@@ -288,31 +286,14 @@ steps:
     let started = client(&["trigger", "slow"]);
     assert!(started.status.success(), "{}", stderr(&started));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let term = |pid: u32| {
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .status()
-            .unwrap()
-    };
-    term(server.id());
+    sigterm(server.id());
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
         server.try_wait().unwrap().is_none(),
         "the running run keeps the server up within its grace"
     );
-    term(server.id());
-    let mut status = None;
-    for _ in 0..100 {
-        if let Some(s) = server.try_wait().unwrap() {
-            status = Some(s);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let status = status.unwrap_or_else(|| {
-        let _ = server.kill();
-        panic!("a second signal did not exit the server");
-    });
+    sigterm(server.id());
+    let status = exit_of(&mut server, 100, "a second signal did not exit the server").await;
     assert_eq!(status.code(), Some(130), "{status:?}");
     let _ = std::fs::remove_dir_all(&dir);
     shop.shutdown().await;
