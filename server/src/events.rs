@@ -22,7 +22,7 @@ use crate::bodies::{ErrorBody, StreamEvent};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Query;
 use crate::live::{end_json, step_json, EVENT_END, EVENT_STEP};
-use crate::runs::owned_run;
+use crate::runs::check_owner;
 use crate::state::AppState;
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
@@ -53,7 +53,7 @@ pub async fn events(
     Query(params): Query<EventParams>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    owned_run(&state, &caller, &run_id).await?;
+    check_owner(&state, &caller, &run_id).await?;
     let last = match headers.get("last-event-id") {
         None => None,
         Some(v) => Some(
@@ -157,7 +157,7 @@ impl Reader {
             // Stored, and every one of them sent already.
             _ => return Vec::new(),
         }
-        match db.get_run(&self.run_id).await {
+        match db.get_run_with(&self.run_id, false).await {
             Ok(Some(record)) => told_from(&record)
                 .into_iter()
                 .filter(|e| e.seq > self.after)

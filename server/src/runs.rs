@@ -77,7 +77,7 @@ pub async fn create(
         true => RunStatus::Queued,
         false => state
             .db()
-            .get_run(&started.run_id)
+            .get_run_with(&started.run_id, false)
             .await?
             .map_or(RunStatus::Queued, |r| r.status),
     };
@@ -205,22 +205,38 @@ pub struct GetParams {
     pub outputs: bool,
 }
 
-/// The caller's run `run_id` with its workflow version, or 404.
+/// The caller's run `run_id` (its steps' outputs only when `outputs`)
+/// with its workflow version, or 404.
 pub async fn owned_run(
     state: &AppState,
     caller: &Caller,
     run_id: &str,
+    outputs: bool,
 ) -> ApiResult<(RunRecord, Option<i64>)> {
+    let version = check_owner(state, caller, run_id).await?;
+    let record = state
+        .db()
+        .get_run_with(run_id, outputs)
+        .await?
+        .ok_or_else(|| ApiError::not_found("run", run_id))?;
+    Ok((record, version))
+}
+
+/// 404 unless run `run_id` is the caller's; its workflow version.
+pub async fn check_owner(
+    state: &AppState,
+    caller: &Caller,
+    run_id: &str,
+) -> ApiResult<Option<i64>> {
     let missing = || ApiError::not_found("run", run_id.escape_default().to_string());
     if !storable(run_id) {
         return Err(missing());
     }
     let (team, version) = state.db().run_owner(run_id).await?.ok_or_else(missing)?;
-    if team.as_deref() != Some(caller.team_id()) {
-        return Err(missing());
+    match team.as_deref() == Some(caller.team_id()) {
+        true => Ok(version),
+        false => Err(missing()),
     }
-    let record = state.db().get_run(run_id).await?.ok_or_else(missing)?;
-    Ok((record, version))
 }
 
 /// `GET /v1/runs/{id}`.
@@ -238,10 +254,7 @@ pub async fn get(
     Path(run_id): Path<String>,
     Query(params): Query<GetParams>,
 ) -> ApiResult<Response> {
-    let (mut record, version) = owned_run(&state, &caller, &run_id).await?;
-    if !params.outputs {
-        record.steps.iter_mut().for_each(|s| s.output = None);
-    }
+    let (record, version) = owned_run(&state, &caller, &run_id, params.outputs).await?;
     let mut body = serde_json::to_value(&record).unwrap_or(Value::Null);
     if let Some(obj) = body.as_object_mut() {
         obj.insert("workflow_version".into(), json!(version));
@@ -263,7 +276,7 @@ pub async fn cancel(
     caller: Caller,
     Path(run_id): Path<String>,
 ) -> ApiResult<Response> {
-    let (record, _) = owned_run(&state, &caller, &run_id).await?;
+    let (record, _) = owned_run(&state, &caller, &run_id, false).await?;
     // A run whose record has ended may still be leaving the live registry.
     let ended = !matches!(record.status, RunStatus::Running | RunStatus::Queued);
     match (!ended)
@@ -314,7 +327,7 @@ pub async fn rerun(
     body: Bytes,
 ) -> ApiResult<Response> {
     let request: RerunRequest = json_body(&body)?;
-    let (original, version) = owned_run(&state, &caller, &run_id).await?;
+    let (original, version) = owned_run(&state, &caller, &run_id, true).await?;
     if matches!(original.status, RunStatus::Running | RunStatus::Queued) {
         return Err(ApiError::Conflict {
             kind: "run_not_ended",

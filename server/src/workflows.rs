@@ -60,21 +60,22 @@ pub struct Bundle {
         (Bundle = "application/json"),
         (String = "application/yaml"),
         (String = "text/plain"),
+        (MultipartUpload = "multipart/form-data"),
     )),
     responses(
         (status = 200, body = Validation),
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
-        (status = 413, description = "The body is larger than the server accepts."),
+        (status = 413, description = "The body is larger than the server accepts.", body = ErrorBody),
     ))]
 pub async fn validate(
     State(state): State<AppState>,
     _caller: Caller,
     Query(param): Query<FileParam>,
     headers: HeaderMap,
-    body: Bytes,
+    request: Request,
 ) -> ApiResult<Response> {
-    let up = upload::read(&headers, param.file, &body, "workflow.yaml")?;
+    let up = read_upload(&state, &headers, param.file, request, "workflow.yaml").await?;
     let answer = match compile(&state, &up.file_name, up.source, up.documents).await? {
         Ok(wf) => Validation {
             valid: true,
@@ -90,6 +91,31 @@ pub async fn validate(
         },
     };
     Ok(Json(answer).into_response())
+}
+
+/// The upload in `request`: multipart, or a body read within the limit.
+async fn read_upload(
+    state: &AppState,
+    headers: &HeaderMap,
+    file: Option<String>,
+    request: Request,
+    fallback: &str,
+) -> ApiResult<upload::Upload> {
+    let limit = state.config().body_limit;
+    if upload::is_multipart(headers) {
+        let form = Multipart::from_request(request, state)
+            .await
+            .map_err(|e| ApiError::bad_request("multipart body", e.body_text()))?;
+        // Parts are read within the body limit too.
+        return upload::read_multipart(headers, file, form, fallback, limit).await;
+    }
+    let body = Bytes::from_request(request, state).await.map_err(|e| {
+        match e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            true => ApiError::TooLarge { limit },
+            false => ApiError::bad_request("request body", e.body_text()),
+        }
+    })?;
+    upload::read(headers, file, &body, fallback)
 }
 
 /// `PUT /v1/workflows/{name}`: 201 with a new version, 200 when the content
@@ -108,7 +134,7 @@ pub async fn validate(
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 409, body = ErrorBody),
-        (status = 413, description = "The body is larger than the server accepts."),
+        (status = 413, description = "The body is larger than the server accepts.", body = ErrorBody),
         (status = 422, description = "Invalid: located diagnostics, or a `name` that is not the URL's.", body = ErrorBody),
     ))]
 pub async fn put(
@@ -119,34 +145,14 @@ pub async fn put(
     headers: HeaderMap,
     request: Request,
 ) -> ApiResult<Response> {
-    let fallback = format!("{name}.yaml");
-    let up = match upload::is_multipart(&headers) {
-        true => {
-            let form = Multipart::from_request(request, &state)
-                .await
-                .map_err(|e| ApiError::bad_request("multipart body", e.body_text()))?;
-            // Parts are read within the body limit too.
-            upload::read_multipart(
-                &headers,
-                param.file,
-                form,
-                &fallback,
-                state.config().body_limit,
-            )
-            .await?
-        }
-        false => {
-            let body = Bytes::from_request(request, &state).await.map_err(|e| {
-                match e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    true => ApiError::TooLarge {
-                        limit: state.config().body_limit,
-                    },
-                    false => ApiError::bad_request("request body", e.body_text()),
-                }
-            })?;
-            upload::read(&headers, param.file, &body, &fallback)?
-        }
-    };
+    let up = read_upload(
+        &state,
+        &headers,
+        param.file,
+        request,
+        &format!("{name}.yaml"),
+    )
+    .await?;
     let hash = up.content_hash();
     let wf = compile(
         &state,

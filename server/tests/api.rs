@@ -763,3 +763,39 @@ async fn metrics_need_their_own_token_and_count_what_ran() {
     })
     .await
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_over_the_limit_is_a_json_413() {
+    dragnet_store::testing::on_sqlite(|db| async move {
+        let config = ServerConfig {
+            body_limit: 4096,
+            ..ServerConfig::default()
+        };
+        let api = Api::start_with(db, config).await?;
+        let t = api.team("acme").await?;
+        let big = api.bundle(&api.workflow("orders", None))?;
+        for (method, path) in [
+            (Method::PUT, "/v1/workflows/orders"),
+            (Method::POST, "/v1/validate"),
+        ] {
+            let (status, v) = api
+                .send(
+                    method,
+                    path,
+                    Some(&t),
+                    Some(("application/json", &big)),
+                    &[],
+                )
+                .await?;
+            ensure!(
+                status == StatusCode::PAYLOAD_TOO_LARGE,
+                "{path}: {status} {v}"
+            );
+            ensure!(v["error"]["kind"] == "too_large", "{v}");
+        }
+        let (status, _) = api.get("/v1/workflows/orders", &t).await?;
+        ensure!(status == StatusCode::NOT_FOUND, "nothing was stored");
+        api.stop().await
+    })
+    .await
+}

@@ -91,6 +91,11 @@ const STEPS: &str = "SELECT id, kind, status, reason, started_at, finished_at, d
      attempts, verdict, output, output_packed, output_bytes FROM run_steps WHERE run_id = $1 \
      ORDER BY idx";
 
+/// The same without the outputs (which may be megabytes each).
+const STEPS_BARE: &str = "SELECT id, kind, status, reason, started_at, finished_at, duration_ms, \
+     attempts, verdict, NULL AS output, NULL AS output_packed, NULL AS output_bytes \
+     FROM run_steps WHERE run_id = $1 ORDER BY idx";
+
 impl Db {
     /// The `limit` most recent runs, newest first.
     pub async fn list_runs(&self, limit: u32) -> Result<Vec<RunSummary>> {
@@ -138,6 +143,12 @@ impl Db {
 
     /// Run `run_id` with its steps in workflow order, or `None`.
     pub async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>> {
+        self.get_run_with(run_id, true).await
+    }
+
+    /// Run `run_id`, its steps' outputs read only when `outputs` is true.
+    pub async fn get_run_with(&self, run_id: &str, outputs: bool) -> Result<Option<RunRecord>> {
+        let steps_sql = if outputs { STEPS } else { STEPS_BARE };
         with_pool!(self, |pool, T| {
             let op = || Error::query(self.backend(), "runs.get");
             let Some(row) = sqlx::query(RUN)
@@ -148,7 +159,7 @@ impl Db {
             else {
                 return Ok(None);
             };
-            let step_rows = sqlx::query(STEPS)
+            let step_rows = sqlx::query(steps_sql)
                 .bind(run_id)
                 .fetch_all(pool)
                 .await
