@@ -9,10 +9,6 @@
 pub mod model;
 
 mod compile;
-mod context;
-mod cursor;
-mod de;
-pub mod diagnostic;
 pub mod documents;
 pub mod file;
 mod graph;
@@ -24,7 +20,10 @@ mod steps;
 mod template;
 mod tool;
 mod values;
-mod yaml;
+
+// Files read with positions kept: shared with the agent gateway's config.
+pub use dragnet_located::diagnostic;
+use dragnet_located::{context, cursor, yaml};
 
 use std::path::Path;
 

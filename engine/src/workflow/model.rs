@@ -33,13 +33,7 @@ impl StepId {
 }
 
 /// Where something sits in the workflow file.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Location {
-    pub line: usize,
-    pub column: usize,
-    /// The YAML path, e.g. `steps[2].needs[0]`.
-    pub path: String,
-}
+pub use dragnet_located::Location;
 
 /// A validated workflow.
 #[derive(Debug, Clone)]

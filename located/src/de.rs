@@ -213,7 +213,7 @@ impl<'de> de::Deserializer<'de> for KeyDe<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::yaml::parse;
+    use crate::yaml::parse;
     use serde::Deserialize;
 
     #[derive(Debug, Deserialize)]

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::model::Location;
 use super::yaml::{Node, NodeValue, Pos};
+use crate::Location;
 
 /// A node and the path that leads to it.
 #[derive(Debug, Clone)]
@@ -154,7 +154,7 @@ pub fn to_json(node: &Node) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::yaml::parse;
+    use crate::yaml::parse;
 
     #[test]
     fn builds_paths() {
