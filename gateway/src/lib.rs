@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod caller;
+pub mod config;
 pub mod error;
 pub mod guard;
 pub mod listing;

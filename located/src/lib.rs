@@ -11,6 +11,7 @@ pub mod context;
 pub mod cursor;
 pub mod de;
 pub mod diagnostic;
+pub mod names;
 pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics};

@@ -5,19 +5,7 @@
 
 use std::time::Duration;
 
-/// `^[A-Za-z_][A-Za-z0-9_-]*$`.
-pub fn is_name(s: &str) -> bool {
-    let mut bytes = s.bytes();
-    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
-        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-/// The message for a name that `is_name` refuses.
-pub fn bad_name(what: &str, name: &str) -> String {
-    format!(
-        "invalid {what} `{name}`: use letters, digits, `_` and `-`, starting with a letter or `_`"
-    )
-}
+pub use dragnet_located::names::{bad_name, is_name};
 
 /// Longest step `timeout`.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);

@@ -1,0 +1,148 @@
+//! `agent.yaml`: the gateway's configuration — the organisation, the
+//! providers of tools (OpenAPI documents, upstream MCP servers, connected
+//! apps), and agents binding some of those tools, looping or not. A file
+//! is read with positions kept (dragnet-located) and compiled into
+//! `AgentConfig` with every problem reported at once, each with
+//! file:line:col and the YAML path, as workflow files are.
+
+mod compile;
+pub mod file;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dragnet_located::context::Ctx;
+use dragnet_located::yaml::{self, Pos};
+use dragnet_located::{Diagnostic, Diagnostics};
+use dragnet_steps::{Limits, Tool, Toolkit};
+
+use crate::guard::SizeBudget;
+
+/// A validated configuration.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub organisation: String,
+    pub token_secret_env: Option<String>,
+    pub size_budget: SizeBudget,
+    pub limits: Limits,
+    pub providers: BTreeMap<String, Provider>,
+    pub agents: BTreeMap<String, Agent>,
+    /// The file it came from.
+    pub source: PathBuf,
+}
+
+/// A provider of tools.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub name: String,
+    pub kind: ProviderKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum ProviderKind {
+    /// An OpenAPI document's operations; `app` marks a connected-app
+    /// toolkit (discovery may pool it).
+    OpenApi {
+        toolkit: Arc<Toolkit>,
+        base_url: BaseUrl,
+        credentials: Option<file::CredentialsFile>,
+        runtime_credentials_header: Option<String>,
+        app: bool,
+    },
+    /// An upstream MCP server; its tools are known once connected.
+    Mcp(McpServer),
+}
+
+/// Where an OpenAPI provider's requests go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BaseUrl {
+    Url(String),
+    /// The demo shop, started in-process.
+    Embedded,
+}
+
+/// How an upstream MCP server is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpServer {
+    Command(Vec<String>),
+    Url {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// An agent and its bindings.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    pub name: String,
+    pub bindings: Vec<Binding>,
+}
+
+/// One bound tool.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub tool_id: String,
+    pub provider: String,
+    /// The tool, for OpenAPI providers (MCP tools are known once connected).
+    pub tool: Option<Arc<Tool>>,
+    pub looping: bool,
+    pub discovery: Option<bool>,
+    pub dataset_ttl_hours: Option<u32>,
+}
+
+/// Reads and compiles the configuration at `path`.
+pub fn load(path: &Path) -> Result<AgentConfig, Diagnostics> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => load_str(path, &text),
+        Err(e) => Err(Diagnostics(vec![Diagnostic {
+            file: path.to_path_buf(),
+            line: 1,
+            column: 1,
+            path: String::new(),
+            message: format!("cannot read the agent configuration: {e}"),
+        }])),
+    }
+}
+
+/// Compiles configuration text; `source` names it in diagnostics and
+/// anchors relative document paths.
+pub fn load_str(source: &Path, text: &str) -> Result<AgentConfig, Diagnostics> {
+    let mut cx = Ctx::new(source);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let parsed = match yaml::parse(text) {
+        Ok(parsed) => parsed,
+        Err(problem) => {
+            cx.at(problem.pos, "", problem.message);
+            return Err(cx.finish());
+        }
+    };
+    for problem in parsed.problems {
+        cx.at(problem.pos, "", problem.message);
+    }
+    let Some(root) = parsed.root else {
+        cx.at(
+            Pos::START,
+            "",
+            "the file is empty; an agent configuration needs `organisation`, `providers` and `agents`",
+        );
+        return Err(cx.finish());
+    };
+    match compile::compile(&mut cx, &root, source) {
+        Some(config) if cx.count() == 0 => Ok(config),
+        _ => {
+            if cx.count() == 0 {
+                cx.at(root.pos, "", "the configuration could not be compiled");
+            }
+            Err(cx.finish())
+        }
+    }
+}
+
+/// The JSON Schema (draft-07) of `agent.yaml`.
+pub fn json_schema() -> serde_json::Value {
+    schemars::generate::SchemaSettings::draft07()
+        .into_generator()
+        .into_root_schema_for::<file::AgentConfigFile>()
+        .to_value()
+}
