@@ -3,14 +3,15 @@
 //! positioned YAML tree (`yaml`; JSON is YAML), cursors over it that know
 //! their path (`cursor`), serde deserialisation of any subtree with errors
 //! pointing at the offending node (`de`), a context collecting every
-//! problem at once (`context`), and the located, sorted diagnostics a
-//! failed load returns (`diagnostic`).
+//! problem at once (`context`), the located, sorted diagnostics a failed
+//! load returns (`diagnostic`), and the frame a file is read in (`load`).
 #![forbid(unsafe_code)]
 
 pub mod context;
 pub mod cursor;
 pub mod de;
 pub mod diagnostic;
+pub mod load;
 pub mod names;
 pub mod yaml;
 

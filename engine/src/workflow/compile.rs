@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::context::{reword, Ctx};
+use super::context::Ctx;
 use super::cursor::{describe, Cursor};
 use super::documents::DocumentSource;
 use super::file::TOP_LEVEL_KEYS;
@@ -34,16 +34,7 @@ pub fn compile(
         );
         return None;
     }
-    for (key, pos, c) in top.entries() {
-        if !TOP_LEVEL_KEYS.contains(&key) {
-            let expected: Vec<String> = TOP_LEVEL_KEYS.iter().map(|k| format!("`{k}`")).collect();
-            let serde_like = format!(
-                "unknown field `{key}`, expected one of {}",
-                expected.join(", ")
-            );
-            cx.at(pos, &c.path, reword(&serde_like));
-        }
-    }
+    dragnet_located::load::check_keys(cx, &top, &TOP_LEVEL_KEYS);
     if let Some(c) = top.key("$schema") {
         cx.deserialize::<Option<String>>(&c);
     }

@@ -28,10 +28,8 @@ use dragnet_located::{context, cursor, yaml};
 use std::path::Path;
 
 pub(crate) use context::last_line;
-use context::Ctx;
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use documents::DocumentSource;
-use yaml::Pos;
 
 /// Reads and compiles the workflow file at `path`. An unreadable file is
 /// one diagnostic at 1:1.
@@ -64,35 +62,13 @@ pub fn load_with(
     text: &str,
     documents: &DocumentSource,
 ) -> Result<model::Workflow, Diagnostics> {
-    let mut cx = Ctx::new(source);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let parsed = match yaml::parse(text) {
-        Ok(parsed) => parsed,
-        Err(problem) => {
-            cx.at(problem.pos, "", problem.message);
-            return Err(cx.finish());
-        }
+    let kind = dragnet_located::load::Kind {
+        when_empty: "the file is empty; a workflow needs `name`, `providers` and `steps`",
+        when_failed: "the workflow could not be compiled",
     };
-    for problem in parsed.problems {
-        cx.at(problem.pos, "", problem.message);
-    }
-    let Some(root) = parsed.root else {
-        cx.at(
-            Pos::START,
-            "",
-            "the file is empty; a workflow needs `name`, `providers` and `steps`",
-        );
-        return Err(cx.finish());
-    };
-    match compile::compile(&mut cx, &root, source, documents) {
-        Some(workflow) if cx.count() == 0 => Ok(workflow),
-        _ => {
-            if cx.count() == 0 {
-                cx.at(root.pos, "", "the workflow could not be compiled");
-            }
-            Err(cx.finish())
-        }
-    }
+    dragnet_located::load::load(source, text, kind, |cx, root| {
+        compile::compile(cx, root, source, documents)
+    })
 }
 
 /// The JSON Schema (draft-07) of the workflow file format.

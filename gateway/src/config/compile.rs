@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dragnet_located::context::{reword, Ctx};
+use dragnet_located::context::Ctx;
 use dragnet_located::cursor::{describe, Cursor};
 use dragnet_located::diagnostic::suggest;
 use dragnet_located::names::{bad_name, is_name};
@@ -41,16 +41,7 @@ pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<AgentConfig> 
         );
         return None;
     }
-    for (key, pos, c) in top.entries() {
-        if !TOP_LEVEL_KEYS.contains(&key) {
-            let expected: Vec<String> = TOP_LEVEL_KEYS.iter().map(|k| format!("`{k}`")).collect();
-            let serde_like = format!(
-                "unknown field `{key}`, expected one of {}",
-                expected.join(", ")
-            );
-            cx.at(pos, &c.path, reword(&serde_like));
-        }
-    }
+    dragnet_located::load::check_keys(cx, &top, &TOP_LEVEL_KEYS);
     let organisation = match top.key("organisation") {
         None => {
             cx.error(&top, "missing field `organisation`; name the organisation");
@@ -355,13 +346,7 @@ fn agents(
         }
         // The agent's own keys, then each binding on its own, so one bad
         // binding does not hide the others' problems.
-        for (key, pos, k) in c.entries() {
-            if !AGENT_KEYS.contains(&key) {
-                let serde_like =
-                    format!("unknown field `{key}`, expected one of `description`, `agentTools`");
-                cx.at(pos, &k.path, reword(&serde_like));
-            }
-        }
+        dragnet_located::load::check_keys(cx, &c, &AGENT_KEYS);
         if let Some(d) = c.key("description") {
             cx.deserialize::<Option<String>>(&d);
         }

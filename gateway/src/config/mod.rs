@@ -12,8 +12,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dragnet_located::context::Ctx;
-use dragnet_located::yaml::{self, Pos};
 use dragnet_located::{Diagnostic, Diagnostics};
 use dragnet_steps::{Limits, Tool, Toolkit};
 
@@ -108,35 +106,14 @@ pub fn load(path: &Path) -> Result<AgentConfig, Diagnostics> {
 /// Compiles configuration text; `source` names it in diagnostics and
 /// anchors relative document paths.
 pub fn load_str(source: &Path, text: &str) -> Result<AgentConfig, Diagnostics> {
-    let mut cx = Ctx::new(source);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let parsed = match yaml::parse(text) {
-        Ok(parsed) => parsed,
-        Err(problem) => {
-            cx.at(problem.pos, "", problem.message);
-            return Err(cx.finish());
-        }
+    let kind = dragnet_located::load::Kind {
+        when_empty: "the file is empty; an agent configuration needs `organisation`, `providers` \
+                     and `agents`",
+        when_failed: "the configuration could not be compiled",
     };
-    for problem in parsed.problems {
-        cx.at(problem.pos, "", problem.message);
-    }
-    let Some(root) = parsed.root else {
-        cx.at(
-            Pos::START,
-            "",
-            "the file is empty; an agent configuration needs `organisation`, `providers` and `agents`",
-        );
-        return Err(cx.finish());
-    };
-    match compile::compile(&mut cx, &root, source) {
-        Some(config) if cx.count() == 0 => Ok(config),
-        _ => {
-            if cx.count() == 0 {
-                cx.at(root.pos, "", "the configuration could not be compiled");
-            }
-            Err(cx.finish())
-        }
-    }
+    dragnet_located::load::load(source, text, kind, |cx, root| {
+        compile::compile(cx, root, source)
+    })
 }
 
 /// The JSON Schema (draft-07) of `agent.yaml`.
