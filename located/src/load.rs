@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::context::{reword, Ctx};
 use crate::cursor::Cursor;
-use crate::diagnostic::Diagnostics;
+use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::yaml::{self, Node, Pos};
 
 /// What a file is, for the messages of `load`.
@@ -17,6 +17,20 @@ pub struct Kind {
     pub when_empty: &'static str,
     /// Said when the compile pass gave nothing yet reported nothing.
     pub when_failed: &'static str,
+}
+
+/// The text of the file at `path`; an unreadable file is one diagnostic
+/// at 1:1, "cannot read the `what`: …".
+pub fn read(path: &Path, what: &str) -> Result<String, Diagnostics> {
+    std::fs::read_to_string(path).map_err(|e| {
+        Diagnostics(vec![Diagnostic {
+            file: path.to_path_buf(),
+            line: 1,
+            column: 1,
+            path: String::new(),
+            message: format!("cannot read the {what}: {e}"),
+        }])
+    })
 }
 
 /// Parses `text` (named `source`) and runs `compile` over its tree; the

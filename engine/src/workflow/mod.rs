@@ -34,16 +34,8 @@ pub use documents::DocumentSource;
 /// Reads and compiles the workflow file at `path`. An unreadable file is
 /// one diagnostic at 1:1.
 pub fn load(path: &Path) -> Result<model::Workflow, Diagnostics> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => load_str(path, &text),
-        Err(e) => Err(Diagnostics(vec![Diagnostic {
-            file: path.to_path_buf(),
-            line: 1,
-            column: 1,
-            path: String::new(),
-            message: format!("cannot read the workflow file: {e}"),
-        }])),
-    }
+    let text = dragnet_located::load::read(path, "workflow file")?;
+    load_str(path, &text)
 }
 
 /// Compiles workflow text. `source` names the file in diagnostics and

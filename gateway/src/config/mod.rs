@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dragnet_located::{Diagnostic, Diagnostics};
+use dragnet_located::Diagnostics;
 use dragnet_steps::{Limits, Tool, Toolkit};
 
 use crate::guard::SizeBudget;
@@ -91,16 +91,8 @@ pub struct Binding {
 
 /// Reads and compiles the configuration at `path`.
 pub fn load(path: &Path) -> Result<AgentConfig, Diagnostics> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => load_str(path, &text),
-        Err(e) => Err(Diagnostics(vec![Diagnostic {
-            file: path.to_path_buf(),
-            line: 1,
-            column: 1,
-            path: String::new(),
-            message: format!("cannot read the agent configuration: {e}"),
-        }])),
-    }
+    let text = dragnet_located::load::read(path, "agent configuration")?;
+    load_str(path, &text)
 }
 
 /// Compiles configuration text; `source` names it in diagnostics and
