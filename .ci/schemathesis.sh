@@ -5,21 +5,15 @@
 # happen. Passes when no answer is a 5xx and every answer matches the
 # document (status code, content type, headers, body schema).
 #
-# Uses: target/debug/dragnet (built before), a venv with schemathesis
-# (created once at $DRAGNET_PY_VENV, pinned below).
+# Uses: target/debug/dragnet (built before), and the pinned venv of
+# .ci/python.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SCHEMATHESIS_VERSION=4.32.5
-VENV="${DRAGNET_PY_VENV:-/tmp/dragnet-ci-venv}"
 BIN="${CARGO_TARGET_DIR:-target}/debug/dragnet"
 MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-100}"
-
-if [ ! -x "$VENV/bin/st" ] || ! "$VENV/bin/st" --version | grep -q "$SCHEMATHESIS_VERSION"; then
-  echo "== installing schemathesis $SCHEMATHESIS_VERSION into $VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION"
-fi
+# The pinned venv (.ci/python.sh installs it when missing).
+VENV="$(dirname "$(dirname "$(bash .ci/python.sh)")")"
 
 WORK="$(mktemp -d)"
 PIDS=()

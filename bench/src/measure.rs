@@ -81,7 +81,7 @@ impl Spread {
         }
         sorted.sort_by(f64::total_cmp);
         let mid = sorted.len() / 2;
-        let median = if sorted.len() % 2 == 0 {
+        let median = if sorted.len().is_multiple_of(2) {
             (sorted[mid - 1] + sorted[mid]) / 2.0
         } else {
             sorted[mid]

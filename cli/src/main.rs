@@ -9,6 +9,7 @@ mod config;
 mod db_cmd;
 mod demo;
 mod failure;
+mod mcp_cmd;
 mod out;
 mod output;
 mod progress_line;
@@ -86,6 +87,8 @@ enum Command {
     Workflows(remote_cmd::WorkflowsCommand),
     /// Start a run of a server's workflow; --follow shows it live.
     Trigger(Box<remote_cmd::TriggerArgs>),
+    /// Serve an agent's tools over MCP (stdio), with the loop layer.
+    Mcp(mcp_cmd::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -127,6 +130,7 @@ fn main() -> ExitCode {
             Command::Tokens(c) => team_cmd::tokens(&config()?, c, out).await,
             Command::Workflows(c) => remote_cmd::workflows(&config()?, c, out).await,
             Command::Trigger(args) => remote_cmd::trigger(&config()?, *args, out).await,
+            Command::Mcp(args) => mcp_cmd::mcp(&config()?, args).await,
         }
     });
     let result = result.and_then(|code| {
@@ -167,7 +171,8 @@ impl Command {
             | Command::Teams(_)
             | Command::Tokens(_)
             | Command::Workflows(remote_cmd::WorkflowsCommand::Push { .. })
-            | Command::Trigger(_) => false,
+            | Command::Trigger(_)
+            | Command::Mcp(_) => false,
         }
     }
 }

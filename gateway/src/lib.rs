@@ -14,11 +14,13 @@ pub mod config;
 pub mod error;
 pub mod guard;
 pub mod listing;
+pub mod mcp;
 mod memory;
 pub mod restriction;
 pub mod result_id;
 pub mod results;
 pub mod retrieval;
+pub mod runtime;
 pub mod token;
 
 pub use error::Error;

@@ -113,3 +113,14 @@ fn the_checked_in_schema_is_current() {
         .iter()
         .any(|r| r == "agents"));
 }
+
+#[test]
+fn the_shipped_example_loads() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/agent.yaml");
+    let c = config::load(&path).unwrap_or_else(|d| panic!("{d}"));
+    assert!(c.agents["analyst"]
+        .bindings
+        .iter()
+        .all(|b| b.looping && b.tool.is_some()));
+    assert!(!c.agents["clerk"].bindings[0].looping);
+}

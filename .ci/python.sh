@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The Python test peers, pinned, in one virtualenv reused across runs:
+# schemathesis (fuzzes the HTTP API) and the `mcp` package (an independent
+# MCP client for the gateway's tests). Prints the venv's python.
+set -euo pipefail
+
+SCHEMATHESIS_VERSION=4.32.5
+MCP_VERSION=2.3.0
+VENV="${DRAGNET_PY_VENV:-/tmp/dragnet-ci-venv}"
+
+have() {
+  "$VENV/bin/python" - "$@" <<'PY' 2>/dev/null
+import importlib.metadata as m, sys
+wanted = dict(a.split("==") for a in sys.argv[1:])
+sys.exit(0 if all(m.version(k) == v for k, v in wanted.items()) else 1)
+PY
+}
+
+if ! have "schemathesis==$SCHEMATHESIS_VERSION" "mcp==$MCP_VERSION"; then
+  echo "== installing schemathesis $SCHEMATHESIS_VERSION and mcp $MCP_VERSION into $VENV" >&2
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" "mcp==$MCP_VERSION" >&2
+fi
+echo "$VENV/bin/python"

@@ -1,0 +1,134 @@
+//! `dragnet mcp` driven by an independent client: the Python `mcp` package
+//! (2.3.0, installed by `.ci/run` into a virtualenv; `DRAGNET_PY` names
+//! its python) over stdio, in the legacy protocol mode: tools listed per
+//! agent with their reserved arguments, a walk of every page cut to the
+//! size budget with its `_resultId`, the retrieval-only refusal, a query
+//! filtering on a field the answer did not show, a raw fetch, and an id
+//! that is not the caller's.
+
+mod common;
+
+use std::process::Command;
+
+use common::{binary, fresh_db, scratch};
+use serde_json::Value;
+
+fn python() -> String {
+    std::env::var("DRAGNET_PY").unwrap_or_else(|_| "/tmp/dragnet-ci-venv/bin/python".into())
+}
+
+#[test]
+fn an_mcp_client_walks_gets_a_cut_answer_and_reads_the_rest() {
+    for mode in ["legacy", "2026-07-28"] {
+        session(mode);
+    }
+}
+
+/// One client session in protocol `mode`.
+fn session(mode: &str) {
+    let config = scratch("yaml");
+    let doc = dragnet_shop::openapi_path();
+    std::fs::write(
+        &config,
+        format!(
+            "organisation: demo
+size_budget_tokens: 2000
+providers:
+  shop:
+    openapi: {}
+    base_url: embedded
+agents:
+  analyst:
+    agentTools:
+      - {{ tool_id: listOrders, provider_id: shop, loop_responses: true }}
+      - {{ tool_id: getOrder, provider_id: shop, loop_responses: true }}
+",
+            doc.display()
+        ),
+    )
+    .unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
+    let out = Command::new(python())
+        .args([
+            script,
+            &binary().display().to_string(),
+            &config.display().to_string(),
+            &fresh_db(),
+            "legacy",
+        ])
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {} ({e}): the MCP tests need the Python `mcp` package; `.ci/run` \
+                 installs it, or set DRAGNET_PY to a python that has mcp==2.3.0",
+                python()
+            )
+        });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the client failed in mode {mode}:\n{stderr}"
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+
+    let tools = &seen["tools"];
+    assert!(seen["instructions"]
+        .as_str()
+        .unwrap()
+        .contains("_all_pages"));
+    assert_eq!(seen["schema_types"], serde_json::json!(["object"]));
+    let props = |t: &str| -> Vec<String> {
+        tools[t]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(props("listOrders").contains(&"_all_pages".into()));
+    assert!(
+        !props("getOrder").contains(&"_all_pages".into()),
+        "getOrder is not walkable"
+    );
+    assert!(!props("listOrders").contains(&"_filter".into()));
+    assert!(tools.get("queryToolResult").is_some() && tools.get("fetchToolResult").is_some());
+
+    let walk = &seen["walk"];
+    assert_eq!(seen["walk_error"], false);
+    assert_eq!(walk["complete"], true, "{walk}");
+    let cut = &walk["truncated"];
+    assert!(
+        cut["total"].as_u64().unwrap() > cut["returned"].as_u64().unwrap(),
+        "{walk}"
+    );
+    assert_eq!(walk["rows"], cut["returned"]);
+    assert_eq!(
+        walk["first"].as_object().unwrap().len(),
+        2,
+        "projected to id and status"
+    );
+    let rid = walk["result_id"].as_str().unwrap();
+
+    assert_eq!(seen["refused"]["error"], true);
+    assert!(seen["refused"]["text"].as_str().unwrap().contains(rid));
+
+    let query = &seen["query"];
+    assert_eq!(seen["query_error"], false, "{query}");
+    let items = query["items"].as_array().unwrap();
+    assert!(!items.is_empty() && items.len() <= 5, "{query}");
+    assert!(
+        items.iter().all(|i| i["total"].as_f64().unwrap() > 900.0),
+        "{query}"
+    );
+    assert!(query["total"].as_u64().unwrap() >= items.len() as u64);
+
+    assert_eq!(seen["fetch"]["length"], 40);
+    assert_eq!(seen["after"]["error"], false, "{}", seen["after"]);
+    assert_eq!(seen["stranger"]["error"], true);
+    assert!(seen["stranger"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("no stored result"));
+    let _ = std::fs::remove_file(&config);
+}
