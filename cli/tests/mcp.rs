@@ -1,7 +1,8 @@
 //! `dragnet mcp` driven by an independent client: the Python `mcp` package
 //! (2.3.0, installed by `.ci/run` into a virtualenv; `DRAGNET_PY` names
 //! its python) over stdio, in the legacy protocol mode: tools listed per
-//! agent with their reserved arguments, a walk of every page cut to the
+//! agent with their reserved arguments, a walk of every page (its progress
+//! notified) cut to the
 //! size budget with its `_resultId`, the retrieval-only refusal, a query
 //! filtering on a field the answer did not show, a raw fetch, and an id
 //! that is not the caller's.
@@ -94,6 +95,23 @@ agents:
     assert!(!props("listOrders").contains(&"_filter".into()));
     assert!(tools.get("queryToolResult").is_some() && tools.get("fetchToolResult").is_some());
 
+    // Progress of the walk, with the counters of SPEC §6.
+    let progress = seen["progress"].as_array().unwrap();
+    assert!(
+        !progress.is_empty(),
+        "no progress notification in mode {mode}"
+    );
+    let first = &progress[0]["message"];
+    for key in [
+        "page",
+        "pagesMax",
+        "items",
+        "requests",
+        "requestsMax",
+        "elapsedMs",
+    ] {
+        assert!(first.get(key).is_some(), "{key} missing in {first}");
+    }
     let walk = &seen["walk"];
     assert_eq!(seen["walk_error"], false);
     assert_eq!(walk["complete"], true, "{walk}");

@@ -1,24 +1,27 @@
 //! The one adapter over rmcp (pinned 3.11.0): an agent's gateway served as
 //! an MCP server. This first slice serves stdio, where the agent is chosen
-//! by the command line and the thread is the process's session; the
-//! streamable HTTP transport, signed tokens and progress notifications are
+//! by the command line and the thread is the process's session; a call
+//! that carries a progress token gets `notifications/progress` with the
+//! walk's counters. The streamable HTTP transport and signed tokens are
 //! still to come. Every tool error is a `CallToolResult` with `isError`,
 //! so the agent reads it; nothing here is a protocol error but an unknown
 //! method.
 
 use std::sync::Arc;
 
-use dragnet_steps::progress::NoProgress;
+use dragnet_steps::progress::{NoProgress, ProgressEvent, ProgressSink};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
+use tokio::sync::mpsc;
 
 use crate::results::ResultScope;
-use crate::runtime::Gateway;
+use crate::runtime::{Answer, Gateway};
 use crate::token::Claims;
 
 /// How agents holding looping tools should use them, in dragnet's words.
@@ -89,25 +92,92 @@ impl ServerHandler for McpAgent {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let token = context
+            .meta
+            .get_progress_token()
+            .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
         let args = request.arguments.unwrap_or_default();
-        let answer = self
-            .gateway
-            .call(
-                &self.claims,
-                &self.scope,
-                &request.name,
-                args,
-                &NoProgress,
-                context.ct.clone(),
-            )
-            .await;
-        let content = vec![ContentBlock::text(answer.text)];
-        Ok(match answer.is_error {
-            true => CallToolResult::error(content),
-            false => CallToolResult::success(content),
+        let Some(token) = token else {
+            let answer = self
+                .gateway
+                .call(
+                    &self.claims,
+                    &self.scope,
+                    &request.name,
+                    args,
+                    &NoProgress,
+                    context.ct.clone(),
+                )
+                .await;
+            return Ok(result_of(answer));
+        };
+        // The walk's progress (already at most one per 750 ms) goes out as
+        // notifications while the call runs, the last ones after it.
+        let (events, mut received) = mpsc::unbounded_channel();
+        let sink = ChannelSink(events);
+        let call = self.gateway.call(
+            &self.claims,
+            &self.scope,
+            &request.name,
+            args,
+            &sink,
+            context.ct.clone(),
+        );
+        tokio::pin!(call);
+        let mut sent = 0u32;
+        let answer = loop {
+            tokio::select! {
+                answer = &mut call => break answer,
+                Some(event) = received.recv() => {
+                    sent += 1;
+                    notify(&context, &token, sent, &event).await;
+                }
+            }
+        };
+        while let Ok(event) = received.try_recv() {
+            sent += 1;
+            notify(&context, &token, sent, &event).await;
         }
-        .into())
+        Ok(result_of(answer))
     }
+}
+
+/// A progress sink that hands events to the request's notifier.
+struct ChannelSink(mpsc::UnboundedSender<ProgressEvent>);
+
+impl ProgressSink for ChannelSink {
+    fn emit(&self, event: &ProgressEvent) {
+        // The receiver lives as long as the call; a closed one drops it.
+        let _ = self.0.send(event.clone());
+    }
+}
+
+/// Sends one progress notification: the count so far as `progress`, the
+/// walk's counters (SPEC §6) as the message.
+async fn notify(
+    context: &RequestContext<RoleServer>,
+    token: &ProgressToken,
+    n: u32,
+    event: &ProgressEvent,
+) {
+    let mut param = ProgressNotificationParam::new(token.clone(), f64::from(n))
+        .with_message(event.to_json().to_string());
+    if event.pages_max > 0 {
+        param = param.with_total(f64::from(event.pages_max.max(n)));
+    }
+    if let Err(error) = context.peer.notify_progress(param).await {
+        tracing::debug!(%error, "a progress notification was not sent");
+    }
+}
+
+/// The MCP result of an answer.
+fn result_of(answer: Answer) -> CallToolResponse {
+    let content = vec![ContentBlock::text(answer.text)];
+    match answer.is_error {
+        true => CallToolResult::error(content),
+        false => CallToolResult::success(content),
+    }
+    .into()
 }
 
 /// Serves `agent` over this process's stdin and stdout until the client

@@ -38,10 +38,17 @@ async def main():
         }
         seen["schema_types"] = sorted({(t.input_schema or {}).get("type") for t in listed.tools})
 
+        progress = []
+
+        async def heard(done, total, message):
+            progress.append({"progress": done, "total": total, "message": json.loads(message or "{}")})
+
         walk = await client.call_tool(
             "listOrders",
             {"status": "cancelled", "per_page": 100, "_all_pages": True, "_fields": ["id", "status"]},
+            progress_callback=heard,
         )
+        seen["progress"] = progress
         seen["walk_error"] = walk.is_error
         answer = json.loads(text_of(walk))
         seen["walk"] = {
