@@ -18,15 +18,14 @@ fn python() -> String {
     std::env::var("DRAGNET_PY").unwrap_or_else(|_| "/tmp/dragnet-ci-venv/bin/python".into())
 }
 
-#[test]
-fn an_mcp_client_walks_gets_a_cut_answer_and_reads_the_rest() {
-    for mode in ["legacy", "2026-07-28"] {
-        session(mode);
-    }
+/// The python of the older client (`mcp` 1.9.4).
+fn python_v1() -> String {
+    std::env::var("DRAGNET_PY_MCP1")
+        .unwrap_or_else(|_| "/tmp/dragnet-ci-venv-mcp1/bin/python".into())
 }
 
-/// One client session in protocol `mode`.
-fn session(mode: &str) {
+/// An agent config over the embedded shop with a small size budget.
+fn config() -> std::path::PathBuf {
     let config = scratch("yaml");
     let doc = dragnet_shop::openapi_path();
     std::fs::write(
@@ -48,36 +47,72 @@ agents:
         ),
     )
     .unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
-    let out = Command::new(python())
-        .args([
-            script,
-            &binary().display().to_string(),
-            &config.display().to_string(),
-            &fresh_db(),
-            "legacy",
-        ])
+    config
+}
+
+/// Runs a client script with `py`; its stdout as JSON.
+fn client(py: &str, script: &str, args: &[&str]) -> Value {
+    let path = format!("{}/tests/mcp/{script}", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(py)
+        .arg(&path)
+        .args(args)
         .output()
         .unwrap_or_else(|e| {
             panic!(
-                "cannot run {} ({e}): the MCP tests need the Python `mcp` package; `.ci/run` \
-                 installs it, or set DRAGNET_PY to a python that has mcp==2.3.0",
-                python()
+                "cannot run {py} ({e}): the MCP tests need the Python `mcp` packages that \
+                 `bash .ci/test` installs (or set DRAGNET_PY / DRAGNET_PY_MCP1)"
             )
         });
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the client failed in mode {mode}:\n{stderr}"
-    );
-    let seen: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+    assert!(out.status.success(), "{script} {args:?} failed:\n{stderr}");
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)))
+}
 
+#[test]
+fn an_older_client_on_protocol_2025_03_26_lists_and_calls() {
+    let config = config();
+    let bin = binary().display().to_string();
+    let seen = client(
+        &python_v1(),
+        "client_v1.py",
+        &[&bin, &config.display().to_string(), &fresh_db()],
+    );
+    assert_eq!(seen["protocol"], "2025-03-26", "{seen}");
+    let tools = seen["tools"].as_array().unwrap();
+    assert!(
+        tools.iter().any(|t| t == "listOrders") && tools.iter().any(|t| t == "queryToolResult")
+    );
+    assert_eq!(seen["error"], false, "{seen}");
+    assert_eq!(seen["answer"]["_pagingComplete"], true, "{seen}");
+    let _ = std::fs::remove_file(&config);
+}
+
+#[test]
+fn an_mcp_client_walks_gets_a_cut_answer_and_reads_the_rest() {
+    for mode in ["legacy", "2026-07-28"] {
+        session(mode);
+    }
+}
+
+/// One client session in protocol `mode`.
+fn session(mode: &str) {
+    let config = config();
+    let bin = binary().display().to_string();
+    let seen = client(
+        &python(),
+        "client.py",
+        &[&bin, &config.display().to_string(), &fresh_db(), mode],
+    );
     let tools = &seen["tools"];
-    assert!(seen["instructions"]
-        .as_str()
-        .unwrap()
-        .contains("_all_pages"));
+    // The legacy handshake carries the instructions; a 2026-07-28 client
+    // reads them from `server/discover` only when it asks.
+    if mode == "legacy" {
+        assert!(seen["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("_all_pages"));
+    }
     assert_eq!(seen["schema_types"], serde_json::json!(["object"]));
     let props = |t: &str| -> Vec<String> {
         tools[t]
