@@ -144,43 +144,33 @@ impl Gateway {
     }
 
     /// The bindings of `agent` the gateway can serve now (tools of OpenAPI
-    /// providers), with the names they are listed by.
-    fn served(&self, agent: &str) -> Vec<(&Binding, ToolDefinition)> {
+    /// providers), with the definitions they are listed by, and after them
+    /// the retrieval tools when one loops.
+    fn served(&self, agent: &str) -> (Vec<&Binding>, Vec<ToolDefinition>) {
         let Some(a) = self.config.agents.get(agent) else {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
-        let usable: Vec<&Binding> = a.bindings.iter().filter(|b| b.tool.is_some()).collect();
-        let bound: Vec<Bound<'_>> = usable
+        let (usable, bound): (Vec<&Binding>, Vec<Bound<'_>>) = a
+            .bindings
             .iter()
             .filter_map(|b| {
-                Some(Bound {
-                    provider: &b.provider,
-                    tool: b.tool.as_deref()?,
-                    looping: b.looping,
-                })
+                let tool = b.tool.as_deref()?;
+                Some((
+                    b,
+                    Bound {
+                        provider: &b.provider,
+                        tool,
+                        looping: b.looping,
+                    },
+                ))
             })
-            .collect();
-        let defs = agent_tools(&bound);
-        usable.into_iter().zip(defs).collect()
+            .unzip();
+        (usable, agent_tools(&bound))
     }
 
     /// What `tools/list` holds for `agent`.
     pub fn tools(&self, agent: &str) -> Vec<ToolDefinition> {
-        let Some(a) = self.config.agents.get(agent) else {
-            return Vec::new();
-        };
-        let bound: Vec<Bound<'_>> = a
-            .bindings
-            .iter()
-            .filter_map(|b| {
-                Some(Bound {
-                    provider: &b.provider,
-                    tool: b.tool.as_deref()?,
-                    looping: b.looping,
-                })
-            })
-            .collect();
-        agent_tools(&bound)
+        self.served(agent).1
     }
 
     /// Calls `name` for `claims` in thread `scope`.
@@ -218,8 +208,13 @@ impl Gateway {
                 Err(e) => Answer::error(e.to_string()),
             };
         }
-        let served = self.served(&claims.agent);
-        let Some((binding, _)) = served.iter().find(|(_, d)| d.name == name) else {
+        let (bindings, defs) = self.served(&claims.agent);
+        let Some(binding) = bindings
+            .iter()
+            .zip(&defs)
+            .find(|(_, d)| d.name == name)
+            .map(|(b, _)| *b)
+        else {
             return Answer::error(format!("no tool `{name}` for agent `{}`", claims.agent));
         };
         let (Some(tool), Some(upstream)) = (
