@@ -52,6 +52,16 @@ pub async fn mcp(config: &Config, args: McpArgs) -> Result<u8> {
             )
         ));
     }
+    // Upstream MCP providers are parsed but not served yet: say so once.
+    for p in agent_config.providers.values() {
+        if matches!(p.kind, ProviderKind::Mcp(_)) {
+            crate::out::say(&format!(
+                "warning: provider `{}` is an MCP server; serving upstream MCP tools is not built \
+                 yet, so its bindings are left out of the tool list",
+                p.name
+            ));
+        }
+    }
     let embedded_needed = agent_config.providers.values().any(|p| {
         matches!(
             &p.kind,
