@@ -3,7 +3,8 @@
 //! (`steps::execute`, the one implementation workflows use too) with the
 //! binding's looping (reserved arguments split off, so none reaches the
 //! upstream, and refused on a binding that does not loop), the caller's
-//! cache scope, the size guard, and the retrieval-only rule; the
+//! cache scope (looping bindings only: `_refresh`, the way past a hit, is
+//! theirs), the size guard, and the retrieval-only rule; the
 //! retrieval tools read stored results. Every failure is a tool error the
 //! agent reads, never a protocol error.
 
@@ -189,11 +190,11 @@ impl Gateway {
             return Answer::error(e.to_string());
         }
         let budget = self.config.size_budget;
-        let looping_agent = self
-            .tools(&claims.agent)
-            .iter()
-            .any(|d| d.name == QUERY_TOOL);
-        if looping_agent && (name == QUERY_TOOL || name == FETCH_TOOL) {
+        // The agent's tools, built once for the call.
+        let (bindings, defs) = self.served(&claims.agent);
+        let retrieval =
+            (name == QUERY_TOOL || name == FETCH_TOOL) && defs.iter().any(|d| d.name == QUERY_TOOL);
+        if retrieval {
             let answer = match name {
                 QUERY_TOOL => {
                     retrieval::query(self.results.as_ref(), scope, &args, budget, now).await
@@ -208,7 +209,6 @@ impl Gateway {
                 Err(e) => Answer::error(e.to_string()),
             };
         }
-        let (bindings, defs) = self.served(&claims.agent);
         let Some(binding) = bindings
             .iter()
             .zip(&defs)
@@ -237,18 +237,23 @@ impl Gateway {
                 (args, LoopOptions::default())
             }
         };
-        let cache = self.cache.as_ref().map(|(store, mode)| {
-            let scope = cache_scope(claims, CredentialKind::Organisation);
-            CachePolicy {
-                store: store.clone(),
-                mode: *mode,
-                ttl: cache_ttl(&scope, binding.dataset_ttl_hours),
-                scope,
-                tool_id: format!("{}.{}", binding.provider, tool.name),
-                read: true,
-                clock: self.clock.clone(),
-            }
-        });
+        // Looping bindings only: `_refresh`, the way past a hit, is theirs.
+        let cache = self
+            .cache
+            .as_ref()
+            .filter(|_| binding.looping)
+            .map(|(store, mode)| {
+                let scope = cache_scope(claims, CredentialKind::Organisation);
+                CachePolicy {
+                    store: store.clone(),
+                    mode: *mode,
+                    ttl: cache_ttl(&scope, binding.dataset_ttl_hours),
+                    scope,
+                    tool_id: format!("{}.{}", binding.provider, tool.name),
+                    read: true,
+                    clock: self.clock.clone(),
+                }
+            });
         let call = ToolCall {
             tool,
             arguments,

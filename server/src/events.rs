@@ -169,7 +169,7 @@ impl Reader {
 
 /// A finished run's events rebuilt from its record.
 fn told_from(record: &RunRecord) -> Vec<RunEvent> {
-    let mut events: Vec<RunEvent> = record
+    record
         .steps
         .iter()
         .filter(|s| s.is_finished())
@@ -181,7 +181,5 @@ fn told_from(record: &RunRecord) -> Vec<RunEvent> {
             event: event.to_string(),
             data,
         })
-        .collect();
-    events.shrink_to_fit();
-    events
+        .collect()
 }

@@ -442,10 +442,12 @@ pub fn interrupt_all(state: &AppState) {
 }
 
 /// Cancels run `run_id` of the caller's team; false when it is not running.
-pub fn cancel(state: &AppState, caller: &Caller, run_id: &str) -> Option<CancellationToken> {
-    let live = state.live().get(run_id)?;
-    (live.team_id == caller.team_id()).then(|| {
-        live.cancel.cancel();
-        live.cancel.clone()
-    })
+pub fn cancel(state: &AppState, caller: &Caller, run_id: &str) -> bool {
+    match state.live().get(run_id) {
+        Some(live) if live.team_id == caller.team_id() => {
+            live.cancel.cancel();
+            true
+        }
+        _ => false,
+    }
 }

@@ -279,11 +279,8 @@ pub async fn cancel(
     let (record, _) = owned_run(&state, &caller, &run_id, false).await?;
     // A run whose record has ended may still be leaving the live registry.
     let ended = !matches!(record.status, RunStatus::Running | RunStatus::Queued);
-    match (!ended)
-        .then(|| launch::cancel(&state, &caller, &run_id))
-        .flatten()
-    {
-        Some(_) => Ok((
+    match !ended && launch::cancel(&state, &caller, &run_id) {
+        true => Ok((
             StatusCode::ACCEPTED,
             Json(Cancelling {
                 run_id,
@@ -291,7 +288,7 @@ pub async fn cancel(
             }),
         )
             .into_response()),
-        None => Err(ApiError::Conflict {
+        false => Err(ApiError::Conflict {
             kind: "run_ended",
             message: format!("run `{run_id}` has ended ({})", record.status),
         }),

@@ -201,7 +201,10 @@ async fn one(
 
 /// The schedule's latest run when it is still running (or queued).
 async fn running(state: &AppState, schedule: &ScheduleRow) -> ApiResult<Option<String>> {
-    let (latest, _) = state.db().schedule_runs(&schedule.schedule_id).await?;
+    let latest = state
+        .db()
+        .latest_schedule_run(&schedule.schedule_id)
+        .await?;
     Ok(latest.filter(|r| r.status == "running").map(|r| r.run_id))
 }
 

@@ -440,11 +440,16 @@ impl Db {
         &self,
         schedule_id: &str,
     ) -> Result<(Option<ScheduleRun>, Option<ScheduleRun>)> {
-        let latest = self.one_schedule_run(LATEST_RUN, schedule_id).await?;
+        let latest = self.latest_schedule_run(schedule_id).await?;
         let complete = self
             .one_schedule_run(LATEST_COMPLETE_RUN, schedule_id)
             .await?;
         Ok((latest, complete))
+    }
+
+    /// The schedule's latest run (what overlap is judged by).
+    pub async fn latest_schedule_run(&self, schedule_id: &str) -> Result<Option<ScheduleRun>> {
+        self.one_schedule_run(LATEST_RUN, schedule_id).await
     }
 
     async fn one_schedule_run(&self, sql: &str, schedule_id: &str) -> Result<Option<ScheduleRun>> {
