@@ -75,11 +75,10 @@ pub async fn compile(
 /// version.
 pub async fn current(state: &AppState, team_id: &str, name: &str) -> ApiResult<(Workflow, i64)> {
     let db = state.db();
-    let (summary, _) = db
-        .get_workflow(team_id, name)
+    let version = db
+        .current_version(team_id, name)
         .await?
         .ok_or_else(|| ApiError::not_found("workflow", name))?;
-    let version = summary.current_version;
     let text = db
         .workflow_version(team_id, name, version)
         .await?

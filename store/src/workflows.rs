@@ -218,6 +218,21 @@ impl Db {
         })
     }
 
+    /// The current version of the team's workflow `name` (not deleted).
+    pub async fn current_version(&self, team_id: &str, name: &str) -> Result<Option<i64>> {
+        with_pool!(self, |pool, T| {
+            sqlx::query_scalar(
+                "SELECT current_version FROM workflows \
+                 WHERE team_id = $1 AND name = $2 AND deleted_at IS NULL",
+            )
+            .bind(team_id)
+            .bind(name)
+            .fetch_optional(pool)
+            .await
+            .map_err(Error::query(self.backend(), "workflows.current_version"))
+        })
+    }
+
     /// Version `version` of the team's workflow `name`, with its text.
     pub async fn workflow_version(
         &self,
