@@ -311,16 +311,16 @@ pub fn spawn_run(
         state.tracker(),
         state.halt().child_token(),
     ));
-    let observer = Arc::new(StreamObserver {
-        run: live.clone(),
-        next: Arc::new(Fanout(vec![
+    let observer = Arc::new(StreamObserver::new(
+        live.clone(),
+        Arc::new(Fanout(vec![
             store.clone(),
             Arc::new(crate::metrics::MetricsObserver::new(
                 state.metrics().clone(),
                 &wf,
             )),
         ])),
-    });
+    ));
     live.announce_queued(&wf.name);
     let team = team_id.to_string();
     let waiting = options.cancel.clone();
@@ -342,7 +342,9 @@ pub fn spawn_run(
                 RunObserver::run_finished(observer.as_ref(), &record);
             }
         }
+        // The record is stored: now the stream may end.
         store.close().await;
+        observer.end();
         if let Err(error) = state
             .db()
             .append_run_events(&live.run_id, &live.all_events())

@@ -152,9 +152,29 @@ impl LiveRuns {
 pub struct StreamObserver {
     pub run: Arc<LiveRun>,
     pub next: Arc<dyn RunObserver>,
+    /// The run's final record, held until `end` sends it: the stream ends
+    /// only once the record is stored, so a client reading the run after
+    /// `end` finds it ended.
+    last: Mutex<Option<RunRecord>>,
 }
 
 impl StreamObserver {
+    pub fn new(run: Arc<LiveRun>, next: Arc<dyn RunObserver>) -> StreamObserver {
+        StreamObserver {
+            run,
+            next,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// The stream's last event, once the run's record is stored.
+    pub fn end(&self) {
+        let last = self.last.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(record) = last {
+            self.run.push(EVENT_END, end_json(&record), true);
+        }
+    }
+
     fn interrupted(&self) -> bool {
         self.run.interrupted.load(Ordering::SeqCst)
     }
@@ -206,7 +226,7 @@ impl RunObserver for StreamObserver {
             }
         }
         self.next.run_finished(&record);
-        self.run.push(EVENT_END, end_json(&record), true);
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(record);
     }
 
     fn step_started(&self, step: &str) {
