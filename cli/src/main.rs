@@ -87,12 +87,23 @@ enum Command {
     Workflows(remote_cmd::WorkflowsCommand),
     /// Start a run of a server's workflow; --follow shows it live.
     Trigger(Box<remote_cmd::TriggerArgs>),
-    /// Serve an agent's tools over MCP (stdio), with the loop layer.
+    /// Serve agents' tools over MCP (stdio or streamable HTTP), with the loop layer.
     Mcp(mcp_cmd::McpArgs),
+    /// Sign a caller's token for `dragnet mcp --http`.
+    AgentToken(mcp_cmd::AgentTokenArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // `dragnet mcp --config agent.yaml`: that file is the agent
+    // configuration, not the TOML settings.
+    let agent_file = match &cli.command {
+        Command::Mcp(_) | Command::AgentToken(_) => cli
+            .config
+            .config
+            .take_if(|path| mcp_cmd::is_agent_file(path)),
+        _ => None,
+    };
     let env = |var: &str| std::env::var(var).ok();
     let telemetry = telemetry::init(
         log_filter(&env),
@@ -130,7 +141,8 @@ fn main() -> ExitCode {
             Command::Tokens(c) => team_cmd::tokens(&config()?, c, out).await,
             Command::Workflows(c) => remote_cmd::workflows(&config()?, c, out).await,
             Command::Trigger(args) => remote_cmd::trigger(&config()?, *args, out).await,
-            Command::Mcp(args) => mcp_cmd::mcp(&config()?, args).await,
+            Command::Mcp(args) => mcp_cmd::mcp(&config()?, args, &agent_file).await,
+            Command::AgentToken(args) => mcp_cmd::agent_token(args, &agent_file, out).await,
         }
     });
     let result = result.and_then(|code| {
@@ -172,7 +184,8 @@ impl Command {
             | Command::Tokens(_)
             | Command::Workflows(remote_cmd::WorkflowsCommand::Push { .. })
             | Command::Trigger(_)
-            | Command::Mcp(_) => false,
+            | Command::Mcp(_)
+            | Command::AgentToken(_) => false,
         }
     }
 }

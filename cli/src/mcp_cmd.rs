@@ -1,67 +1,183 @@
-//! `dragnet mcp AGENT_CONFIG --agent NAME --stdio`: the agent gateway over
-//! MCP on this process's stdin and stdout (stdout carries the protocol;
-//! nothing else is written there). Providers whose base URL is `embedded`
-//! get the demo shop, started in-process. Stored results and the cache
-//! live in the configured store.
+//! `dragnet mcp --config agent.yaml`: the agent gateway over MCP, on this
+//! process's stdin and stdout (`--stdio --agent NAME`; stdout carries the
+//! protocol and nothing else) or over streamable HTTP (`--http ADDR`,
+//! every request with a signed token naming its agent). And `dragnet
+//! agent-token`, which signs such a token for operators and tests.
+//!
+//! The agent configuration is named by `--config` when that file is YAML
+//! or JSON (the TOML settings then come from `DRAGNET_CONFIG` or the
+//! default), or as the first argument. Providers whose base URL is
+//! `embedded` get the demo shop, started in-process. Stored results and
+//! the cache live in the configured store.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use dragnet_gateway::caller::result_scope;
-use dragnet_gateway::config::{self, BaseUrl, ProviderKind};
+use dragnet_gateway::caller::{result_scope, Caller, RuntimeCredentials};
+use dragnet_gateway::config::{self, AgentConfig, BaseUrl, ProviderKind};
+use dragnet_gateway::mcp::http::{self as mcp_http, HttpOptions, MCP_PATH};
 use dragnet_gateway::mcp::{serve_stdio, McpAgent};
-use dragnet_gateway::runtime::Gateway;
-use dragnet_gateway::token::Claims;
+use dragnet_gateway::runtime::{Gateway, Services as GatewayServices};
+use dragnet_gateway::token::{Claims, TokenKey};
 use dragnet_steps::cache::CacheMode;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::failure::CliError;
+use crate::out::Out;
 use crate::services::Services;
 use crate::EXIT_COMPLETE;
 
+/// The variable the token secret is read from when the configuration
+/// names none.
+pub const DEFAULT_SECRET_ENV: &str = "DRAGNET_MCP_TOKEN_SECRET";
+
 #[derive(Args)]
 pub struct McpArgs {
-    /// The agent gateway's configuration (agent.yaml).
-    file: PathBuf,
-    /// The agent whose tools are served.
+    /// The agent gateway's configuration (agent.yaml), when not given as
+    /// `--config agent.yaml`.
+    pub file: Option<PathBuf>,
+    /// Over stdio: the agent whose tools are served.
     #[arg(long)]
-    agent: String,
-    /// Serve over stdin and stdout (the only transport so far).
-    #[arg(long)]
+    agent: Option<String>,
+    /// Serve one client over stdin and stdout.
+    #[arg(long, conflicts_with = "http")]
     stdio: bool,
+    /// Serve streamable HTTP at ADDR (e.g. 127.0.0.1:8931), endpoint /mcp.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// Over HTTP: a `Host` accepted besides the loopback names (repeat).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
 }
 
-pub async fn mcp(config: &Config, args: McpArgs) -> Result<u8> {
-    if !args.stdio {
-        bail!(CliError::argument_error(
-            "--stdio",
-            "give --stdio: the gateway serves MCP over stdin and stdout (streamable HTTP is not built yet)"
-        ));
+#[derive(Args)]
+pub struct AgentTokenArgs {
+    /// The agent gateway's configuration (agent.yaml), when not given as
+    /// `--config agent.yaml`.
+    pub file: Option<PathBuf>,
+    /// The agent the token may use.
+    #[arg(long)]
+    agent: String,
+    /// The user the token is for (its subject).
+    #[arg(long)]
+    user: String,
+    /// A tenant whose users share cache entries made with their own credentials.
+    #[arg(long = "cache-scope")]
+    cache_scope: Option<String>,
+    /// How long the token is valid, in hours.
+    #[arg(long, default_value_t = 12)]
+    hours: u32,
+}
+
+/// The agent configuration named by the argument or by `--config`.
+pub fn agent_config_path(file: &Option<PathBuf>, settings: &Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(file) = file {
+        return Ok(file.clone());
     }
-    let agent_config = Arc::new(config::load(&args.file)?);
-    if !agent_config.agents.contains_key(&args.agent) {
-        let known: Vec<&String> = agent_config.agents.keys().collect();
+    match settings {
+        Some(path) if is_agent_file(path) => Ok(path.clone()),
+        _ => bail!(CliError::argument_error(
+            "--config",
+            "give the agent configuration: `--config agent.yaml` (or as the first argument)"
+        )),
+    }
+}
+
+/// Whether `--config` names an agent configuration rather than settings.
+pub fn is_agent_file(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    )
+}
+
+fn load_agent_config(path: &Path) -> Result<AgentConfig> {
+    Ok(config::load(path)?)
+}
+
+/// The token key: the secret from the variable the configuration names,
+/// else from `DRAGNET_MCP_TOKEN_SECRET`.
+fn token_key(agent_config: &AgentConfig) -> Result<TokenKey> {
+    let var = agent_config
+        .token_secret_env
+        .as_deref()
+        .unwrap_or(DEFAULT_SECRET_ENV);
+    let secret = std::env::var(var).unwrap_or_default();
+    if secret.is_empty() {
         bail!(CliError::argument_error(
-            "--agent",
+            "token_secret_env",
             format!(
-                "no agent `{}` in {}; its agents: {known:?}",
-                args.agent,
-                args.file.display()
+                "callers' tokens are signed with a secret read from `{var}`, which is not set \
+                 (give at least 32 bytes)"
             )
         ));
     }
-    // Upstream MCP providers are parsed but not served yet: say so once.
-    for p in agent_config.providers.values() {
-        if matches!(p.kind, ProviderKind::Mcp(_)) {
-            crate::out::say(&format!(
-                "warning: provider `{}` is an MCP server; serving upstream MCP tools is not built \
-                 yet, so its bindings are left out of the tool list",
-                p.name
-            ));
-        }
+    TokenKey::new(secret.as_bytes()).map_err(|e| anyhow::anyhow!("`{var}`: {e}"))
+}
+
+pub async fn agent_token(
+    args: AgentTokenArgs,
+    settings: &Option<PathBuf>,
+    out: &mut Out,
+) -> Result<u8> {
+    let path = agent_config_path(&args.file, settings)?;
+    let agent_config = load_agent_config(&path)?;
+    if !agent_config.agents.contains_key(&args.agent) {
+        bail!(unknown_agent(&agent_config, &args.agent, &path));
     }
+    let key = token_key(&agent_config)?;
+    let exp = chrono::Utc::now().timestamp() + i64::from(args.hours) * 3600;
+    let claims = Claims {
+        org: agent_config.organisation.clone(),
+        sub: args.user,
+        agent: args.agent,
+        cache_scope: args.cache_scope,
+        exp,
+    };
+    writeln!(out, "{}", key.mint(&claims))?;
+    Ok(EXIT_COMPLETE)
+}
+
+fn unknown_agent(agent_config: &AgentConfig, agent: &str, path: &Path) -> CliError {
+    let known: Vec<&String> = agent_config.agents.keys().collect();
+    CliError::argument_error(
+        "--agent",
+        format!(
+            "no agent `{agent}` in {}; its agents: {known:?}",
+            path.display()
+        ),
+    )
+}
+
+pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> Result<u8> {
+    let path = agent_config_path(&args.file, settings)?;
+    if !args.stdio && args.http.is_none() {
+        bail!(CliError::argument_error(
+            "--stdio",
+            "choose a transport: --stdio (one client on stdin and stdout) or --http ADDR"
+        ));
+    }
+    let agent_config = load_agent_config(&path)?;
+    let stdio_agent = match (args.stdio, &args.agent) {
+        (true, Some(agent)) if !agent_config.agents.contains_key(agent) => {
+            bail!(unknown_agent(&agent_config, agent, &path))
+        }
+        (true, Some(agent)) => Some(agent.clone()),
+        (true, None) => bail!(CliError::argument_error(
+            "--agent",
+            "over stdio, name the agent whose tools are served"
+        )),
+        (false, _) => None,
+    };
+    let key = match args.http {
+        Some(_) => Some(Arc::new(token_key(&agent_config)?)),
+        None => None,
+    };
     let embedded_needed = agent_config.providers.values().any(|p| {
         matches!(
             &p.kind,
@@ -85,30 +201,105 @@ pub async fn mcp(config: &Config, args: McpArgs) -> Result<u8> {
         let store: Arc<dyn dragnet_steps::cache::CacheStore> = Arc::new(services.db.clone());
         (store, config.cache_mode)
     });
-    let gateway = Gateway::new(
-        agent_config.clone(),
-        Arc::new(|var| std::env::var(var).ok()),
-        shop.as_ref().map(|s| s.base_url()),
-        Arc::new(services.db.clone()),
-        cache,
-        services.clock.clone(),
-    )?;
-    let claims = Claims {
-        org: agent_config.organisation.clone(),
-        sub: "stdio".into(),
-        agent: args.agent.clone(),
-        cache_scope: None,
-        exp: i64::MAX,
+    let organisation = agent_config.organisation.clone();
+    let gateway = Gateway::start(
+        agent_config,
+        GatewayServices {
+            env: Arc::new(|var| std::env::var(var).ok()),
+            embedded: shop.as_ref().map(|s| s.base_url().to_string()),
+            results: Arc::new(services.db.clone()),
+            cache,
+            clock: services.clock.clone(),
+        },
+    )
+    .await?;
+    let gateway = Arc::new(gateway);
+    let served = match (stdio_agent, args.http, key) {
+        (Some(agent), _, _) => {
+            let claims = Claims {
+                org: organisation,
+                sub: "stdio".into(),
+                agent,
+                cache_scope: None,
+                exp: i64::MAX,
+            };
+            let session = format!("{:016x}", rand_session());
+            let caller = Caller {
+                scope: result_scope(&claims, Some(&session), None),
+                claims,
+                runtime: RuntimeCredentials::default(),
+            };
+            serve_stdio(McpAgent::stdio(gateway.clone(), caller))
+                .await
+                .map_err(anyhow::Error::msg)
+        }
+        (None, Some(addr), Some(key)) => {
+            serve_http(gateway.clone(), addr, key, args.allowed_hosts, &services).await
+        }
+        _ => Ok(()),
     };
-    let session = format!("{:016x}", rand_session());
-    let scope = result_scope(&claims, Some(&session), None);
-    let served = serve_stdio(McpAgent::new(Arc::new(gateway), claims, scope)).await;
+    gateway.shutdown().await;
     services.shutdown().await;
     if let Some(shop) = shop {
         shop.shutdown().await;
     }
-    served.map_err(anyhow::Error::msg)?;
+    served?;
     Ok(EXIT_COMPLETE)
+}
+
+/// Serves streamable HTTP until Ctrl-C or SIGTERM.
+async fn serve_http(
+    gateway: Arc<Gateway>,
+    addr: SocketAddr,
+    key: Arc<TokenKey>,
+    allowed_hosts: Vec<String>,
+    services: &Services,
+) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let bound = listener.local_addr()?;
+    let shutdown = CancellationToken::new();
+    let router = mcp_http::router(
+        gateway,
+        HttpOptions {
+            key,
+            clock: services.clock.clone(),
+            allowed_hosts,
+            shutdown: shutdown.clone(),
+        },
+    );
+    // The address on stdout (as `dragnet serve` does), for scripts.
+    let mut stdout = std::io::stdout();
+    writeln!(
+        stdout,
+        "dragnet mcp: serving streamable HTTP at http://{bound}{MCP_PATH}"
+    )?;
+    stdout.flush()?;
+    // At a signal, end every session (their streams close) and drain.
+    let signal = async move {
+        interrupted().await;
+        shutdown.cancel();
+    };
+    mcp_http::serve(listener, router, signal)
+        .await
+        .context("serving MCP over HTTP")
+}
+
+/// Resolves at Ctrl-C or SIGTERM.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// A session id for this process's one stdio session.

@@ -10,12 +10,39 @@
 //! token's subject — always within the user, so one user presenting
 //! another's thread id reaches nothing of theirs.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use dragnet_steps::cache::CacheScope;
+use dragnet_steps::http::Secret;
 
 use crate::results::ResultScope;
 use crate::token::Claims;
+
+/// Everything a call is made for: who (the verified claims), the thread
+/// its stored results belong to, and the credentials the caller presented
+/// for providers that take a user's own.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub claims: Claims,
+    pub scope: ResultScope,
+    pub runtime: RuntimeCredentials,
+}
+
+/// A caller's own credentials, by provider, as presented with the request.
+/// Held for the request only: never stored, never logged (`Secret`).
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeCredentials(BTreeMap<String, Secret>);
+
+impl RuntimeCredentials {
+    pub fn insert(&mut self, provider: &str, secret: Secret) {
+        self.0.insert(provider.to_string(), secret);
+    }
+
+    pub fn get(&self, provider: &str) -> Option<&Secret> {
+        self.0.get(provider)
+    }
+}
 
 /// Which credentials a provider's calls carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

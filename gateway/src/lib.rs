@@ -22,6 +22,7 @@ pub mod results;
 pub mod retrieval;
 pub mod runtime;
 pub mod token;
+pub mod upstream;
 
 pub use error::Error;
 pub use result_id::ResultId;

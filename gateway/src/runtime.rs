@@ -1,12 +1,15 @@
-//! The gateway at work, still without a transport: an agent's tools listed
-//! and called. A call of a bound tool goes through the loop layer
+//! The gateway at work, without a transport: an agent's tools listed and
+//! called. A call of a bound tool goes through the loop layer
 //! (`steps::execute`, the one implementation workflows use too) with the
 //! binding's looping (reserved arguments split off, so none reaches the
 //! upstream, and refused on a binding that does not loop), the caller's
 //! cache scope (looping bindings only: `_refresh`, the way past a hit, is
 //! theirs), the size guard, and the retrieval-only rule; the
-//! retrieval tools read stored results. Every failure is a tool error the
-//! agent reads, never a protocol error.
+//! retrieval tools read stored results. A provider may be an OpenAPI
+//! document (its calls carry the organisation's credentials, or the
+//! caller's own when the provider takes them) or an upstream MCP server
+//! (connected and supervised from `start`, its progress passed on). Every
+//! failure is a tool error the agent reads, never a protocol error.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,28 +22,50 @@ use dragnet_steps::progress::ProgressSink;
 use dragnet_steps::{LoopOptions, Runtime, ToolCall};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
-use crate::caller::{cache_scope, cache_ttl, CredentialKind};
+use crate::caller::{cache_scope, cache_ttl, Caller, CredentialKind};
 use crate::config::file::CredentialsFile;
 use crate::config::{AgentConfig, BaseUrl, Binding, ProviderKind};
 use crate::guard::guard;
 use crate::listing::{agent_tools, Bound, ToolDefinition};
 use crate::restriction::{PendingCuts, FETCH_TOOL, QUERY_TOOL};
-use crate::results::{ResultScope, ResultStore};
+use crate::results::ResultStore;
 use crate::retrieval;
-use crate::token::Claims;
+use crate::upstream::mcp_tools::tool_of;
+use crate::upstream::{McpCall, McpUpstream, ProviderUpstream, UpstreamProgressSink};
 
 /// Reads an environment variable (injected: tests and the CLI decide).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
+/// Where a call's progress goes: the walk's counters, and what an upstream
+/// MCP server reports of its own.
+pub trait CallSink: ProgressSink + UpstreamProgressSink {}
+
+impl<T: ProgressSink + UpstreamProgressSink> CallSink for T {}
+
 /// The gateway: a compiled configuration and what its calls use.
 pub struct Gateway {
     config: Arc<AgentConfig>,
-    upstreams: HashMap<String, Arc<HttpUpstream>>,
+    upstreams: HashMap<String, ProviderUpstream>,
     results: Arc<dyn ResultStore>,
     cache: Option<(Arc<dyn CacheStore>, CacheMode)>,
     cuts: PendingCuts,
     clock: Arc<dyn Clock>,
+    /// The supervisors of upstream MCP servers, and their stop signal.
+    tasks: TaskTracker,
+    shutdown: CancellationToken,
+}
+
+/// What the gateway is started with besides its configuration.
+pub struct Services {
+    /// Organisation credentials are read here.
+    pub env: EnvLookup,
+    /// The base URL `embedded` stands for, when the demo shop runs here.
+    pub embedded: Option<String>,
+    pub results: Arc<dyn ResultStore>,
+    pub cache: Option<(Arc<dyn CacheStore>, CacheMode)>,
+    pub clock: Arc<dyn Clock>,
 }
 
 /// Why the gateway cannot start.
@@ -52,6 +77,18 @@ pub enum StartError {
     NoEmbedded { provider: String },
     #[error("provider `{provider}`: {message}")]
     Client { provider: String, message: String },
+    #[error("provider `{provider}` (an upstream MCP server): {message}")]
+    Mcp { provider: String, message: String },
+    #[error(
+        "agent `{agent}` binds `{tool}` of provider `{provider}`, which the upstream MCP server \
+         does not have; its tools: {known}"
+    )]
+    UnknownMcpTool {
+        agent: String,
+        provider: String,
+        tool: String,
+        known: String,
+    },
 }
 
 /// One answer: the text the agent reads, and whether it is a tool error.
@@ -71,82 +108,98 @@ impl Answer {
 }
 
 impl Gateway {
-    /// Connects the OpenAPI providers (organisation credentials from
-    /// `env`; `embedded` base URLs from `embedded`).
-    pub fn new(
-        config: Arc<AgentConfig>,
-        env: EnvLookup,
-        embedded: Option<&str>,
-        results: Arc<dyn ResultStore>,
-        cache: Option<(Arc<dyn CacheStore>, CacheMode)>,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Gateway, StartError> {
+    /// Connects every provider: OpenAPI ones get their HTTP client with the
+    /// organisation credentials from `services.env` (`embedded` base URLs
+    /// from `services.embedded`); upstream MCP servers are connected, their
+    /// whole tool lists read, and the bindings to them resolved.
+    pub async fn start(config: AgentConfig, services: Services) -> Result<Gateway, StartError> {
+        let Services {
+            env,
+            embedded,
+            results,
+            cache,
+            clock,
+        } = services;
+        let tasks = TaskTracker::new();
+        let shutdown = CancellationToken::new();
+        let mut config = config;
         let mut upstreams = HashMap::new();
         for (name, p) in &config.providers {
-            let ProviderKind::OpenApi {
-                base_url,
-                credentials,
-                ..
-            } = &p.kind
-            else {
-                continue;
-            };
-            let base = match base_url {
-                BaseUrl::Url(u) => u.clone(),
-                BaseUrl::Embedded => embedded
-                    .ok_or_else(|| StartError::NoEmbedded {
-                        provider: name.clone(),
-                    })?
-                    .to_string(),
-            };
-            let need = |var: &str| {
-                env(var)
-                    .filter(|v| !v.is_empty())
-                    .ok_or_else(|| StartError::MissingVariable {
-                        provider: name.clone(),
-                        var: var.to_string(),
-                    })
-            };
-            let credentials = match credentials {
-                None => Credentials::None,
-                Some(CredentialsFile::Bearer { env }) => {
-                    Credentials::Bearer(Secret::new(need(env)?))
+            let upstream = match &p.kind {
+                ProviderKind::OpenApi {
+                    base_url,
+                    credentials,
+                    ..
+                } => {
+                    let base = match base_url {
+                        BaseUrl::Url(u) => u.clone(),
+                        BaseUrl::Embedded => {
+                            embedded.clone().ok_or_else(|| StartError::NoEmbedded {
+                                provider: name.clone(),
+                            })?
+                        }
+                    };
+                    let credentials = organisation_credentials(name, credentials.as_ref(), &env)?;
+                    let up =
+                        HttpUpstream::new(&base, credentials).map_err(|e| StartError::Client {
+                            provider: name.clone(),
+                            message: e.to_string(),
+                        })?;
+                    ProviderUpstream::Http(Arc::new(up))
                 }
-                Some(CredentialsFile::Header { name, env }) => Credentials::ApiKeyHeader {
-                    header: name.clone(),
-                    key: Secret::new(need(env)?),
-                },
-                Some(CredentialsFile::Basic {
-                    username_env,
-                    password_env,
-                }) => Credentials::Basic {
-                    user: need(username_env)?,
-                    password: Secret::new(need(password_env)?),
-                },
+                ProviderKind::Mcp(server) => {
+                    let up = McpUpstream::connect(name, server, &tasks, shutdown.child_token())
+                        .await
+                        .map_err(|e| StartError::Mcp {
+                            provider: name.clone(),
+                            message: e.to_string(),
+                        })?;
+                    ProviderUpstream::Mcp(up)
+                }
             };
-            let up = HttpUpstream::new(&base, credentials).map_err(|e| StartError::Client {
-                provider: name.clone(),
-                message: e.to_string(),
-            })?;
-            upstreams.insert(name.clone(), Arc::new(up));
+            upstreams.insert(name.clone(), upstream);
         }
+        resolve_mcp_bindings(&mut config, &upstreams)?;
+        tasks.close();
         Ok(Gateway {
-            config,
+            config: Arc::new(config),
             upstreams,
             results,
             cache,
             cuts: PendingCuts::default(),
             clock,
+            tasks,
+            shutdown,
         })
+    }
+
+    /// Stops the upstream MCP servers' supervisors (closing their
+    /// connections, which stops child processes) and waits for them.
+    pub async fn shutdown(&self) {
+        self.shutdown.cancel();
+        self.tasks.wait().await;
     }
 
     pub fn config(&self) -> &AgentConfig {
         &self.config
     }
 
-    /// The bindings of `agent` the gateway can serve now (tools of OpenAPI
-    /// providers), with the definitions they are listed by, and after them
-    /// the retrieval tools when one loops.
+    /// Whether `agent` is configured.
+    pub fn has_agent(&self, agent: &str) -> bool {
+        self.config.agents.contains_key(agent)
+    }
+
+    /// Whether `agent` holds a looping binding (and so the retrieval tools
+    /// and the usage guidance).
+    pub fn loops(&self, agent: &str) -> bool {
+        self.config
+            .agents
+            .get(agent)
+            .is_some_and(|a| a.bindings.iter().any(|b| b.looping))
+    }
+
+    /// The bindings of `agent`, with the definitions they are listed by,
+    /// and after them the retrieval tools when one loops.
     fn served(&self, agent: &str) -> (Vec<&Binding>, Vec<ToolDefinition>) {
         let Some(a) = self.config.agents.get(agent) else {
             return (Vec::new(), Vec::new());
@@ -174,16 +227,17 @@ impl Gateway {
         self.served(agent).1
     }
 
-    /// Calls `name` for `claims` in thread `scope`.
+    /// Calls `name` for `caller`.
     pub async fn call(
         &self,
-        claims: &Claims,
-        scope: &ResultScope,
+        caller: &Caller,
         name: &str,
         args: Map<String, Value>,
-        progress: &dyn ProgressSink,
+        progress: &dyn CallSink,
         cancel: CancellationToken,
     ) -> Answer {
+        let claims = &caller.claims;
+        let scope = &caller.scope;
         let now = self.clock.now();
         let result_id = args.get("resultId").and_then(Value::as_str);
         if let Err(e) = self.cuts.admit(scope, name, result_id, now) {
@@ -223,6 +277,10 @@ impl Gateway {
         ) else {
             return Answer::error(format!("tool `{name}` is not served here"));
         };
+        let (upstream, credential_kind) = match self.call_upstream(binding, upstream, caller) {
+            Ok(chosen) => chosen,
+            Err(message) => return Answer::error(message),
+        };
         let (arguments, options) = match binding.looping {
             true => match LoopOptions::split_reserved(args) {
                 Ok(split) => split,
@@ -243,7 +301,7 @@ impl Gateway {
             .as_ref()
             .filter(|_| binding.looping)
             .map(|(store, mode)| {
-                let scope = cache_scope(claims, CredentialKind::Organisation);
+                let scope = cache_scope(claims, credential_kind);
                 CachePolicy {
                     store: store.clone(),
                     mode: *mode,
@@ -262,11 +320,21 @@ impl Gateway {
             cache,
         };
         let runtime = Runtime {
-            progress,
+            progress: progress as &dyn ProgressSink,
             clock: self.clock.clone(),
             cancel,
         };
-        let result = match dragnet_steps::execute(call, upstream.as_ref(), &runtime).await {
+        let executed = match &upstream {
+            CallUpstream::Http(http) => dragnet_steps::execute(call, http.as_ref(), &runtime).await,
+            CallUpstream::Mcp(mcp) => {
+                let upstream = McpCall {
+                    upstream: mcp,
+                    progress: progress as &dyn UpstreamProgressSink,
+                };
+                dragnet_steps::execute(call, &upstream, &runtime).await
+            }
+        };
+        let result = match executed {
             Ok(r) => r,
             Err(e) => return Answer::error(e.to_string()),
         };
@@ -283,4 +351,122 @@ impl Gateway {
             Err(e) => Answer::error(e.to_string()),
         }
     }
+}
+
+/// The connection one call goes through.
+enum CallUpstream<'a> {
+    Http(Arc<HttpUpstream>),
+    Mcp(&'a McpUpstream),
+}
+
+impl Gateway {
+    /// The connection for `binding`'s call by `caller`, and whose
+    /// credentials it carries: the caller's own when the provider takes
+    /// them and the caller presented them, else the organisation's.
+    fn call_upstream<'a>(
+        &self,
+        binding: &Binding,
+        upstream: &'a ProviderUpstream,
+        caller: &Caller,
+    ) -> Result<(CallUpstream<'a>, CredentialKind), String> {
+        let http = match upstream {
+            ProviderUpstream::Mcp(mcp) => {
+                return Ok((CallUpstream::Mcp(mcp), CredentialKind::Organisation))
+            }
+            ProviderUpstream::Http(http) => http,
+        };
+        let Some(ProviderKind::OpenApi {
+            credentials,
+            runtime_credentials_header,
+            ..
+        }) = self
+            .config
+            .providers
+            .get(&binding.provider)
+            .map(|p| &p.kind)
+        else {
+            return Ok((
+                CallUpstream::Http(http.clone()),
+                CredentialKind::Organisation,
+            ));
+        };
+        match (
+            runtime_credentials_header,
+            caller.runtime.get(&binding.provider),
+        ) {
+            (Some(_), Some(secret)) => Ok((
+                CallUpstream::Http(Arc::new(
+                    http.with_credentials(Credentials::Bearer(secret.clone())),
+                )),
+                CredentialKind::Runtime,
+            )),
+            (Some(header), None) if credentials.is_none() => Err(format!(
+                "`{}` needs your own credentials for provider `{}`: send them in the `{header}` \
+                 header of the request",
+                binding.tool_id, binding.provider
+            )),
+            _ => Ok((
+                CallUpstream::Http(http.clone()),
+                CredentialKind::Organisation,
+            )),
+        }
+    }
+}
+
+/// A provider's organisation credentials, read from the environment.
+fn organisation_credentials(
+    provider: &str,
+    file: Option<&CredentialsFile>,
+    env: &EnvLookup,
+) -> Result<Credentials, StartError> {
+    let need = |var: &str| {
+        env(var)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| StartError::MissingVariable {
+                provider: provider.to_string(),
+                var: var.to_string(),
+            })
+    };
+    Ok(match file {
+        None => Credentials::None,
+        Some(CredentialsFile::Bearer { env }) => Credentials::Bearer(Secret::new(need(env)?)),
+        Some(CredentialsFile::Header { name, env }) => Credentials::ApiKeyHeader {
+            header: name.clone(),
+            key: Secret::new(need(env)?),
+        },
+        Some(CredentialsFile::Basic {
+            username_env,
+            password_env,
+        }) => Credentials::Basic {
+            user: need(username_env)?,
+            password: Secret::new(need(password_env)?),
+        },
+    })
+}
+
+/// Gives every binding to an upstream MCP server its tool, as the server
+/// listed it.
+fn resolve_mcp_bindings(
+    config: &mut AgentConfig,
+    upstreams: &HashMap<String, ProviderUpstream>,
+) -> Result<(), StartError> {
+    for agent in config.agents.values_mut() {
+        for binding in &mut agent.bindings {
+            let Some(ProviderUpstream::Mcp(mcp)) = upstreams.get(&binding.provider) else {
+                continue;
+            };
+            let found = mcp.tools().iter().find(|t| t.name == binding.tool_id);
+            let Some(found) = found else {
+                let known: Vec<&str> = mcp.tools().iter().map(|t| t.name.as_ref()).collect();
+                return Err(StartError::UnknownMcpTool {
+                    agent: agent.name.clone(),
+                    provider: binding.provider.clone(),
+                    tool: binding.tool_id.clone(),
+                    known: known.join(", "),
+                });
+            };
+            binding.tool = Some(Arc::new(tool_of(found)));
+        }
+    }
+    Ok(())
 }

@@ -62,6 +62,17 @@ impl HttpUpstream {
         self
     }
 
+    /// The same upstream (client, headers, shared pacing) with other
+    /// credentials: a caller's own, for one call. They are redacted from
+    /// its answers like the provider's.
+    pub fn with_credentials(&self, credentials: Credentials) -> Self {
+        HttpUpstream {
+            redactor: Redactor::new(&credentials, &self.headers),
+            credentials,
+            ..self.clone()
+        }
+    }
+
     pub fn base_url(&self) -> &str {
         &self.base_url
     }

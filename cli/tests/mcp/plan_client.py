@@ -1,0 +1,76 @@
+"""An independent MCP client (the Python `mcp` package) that follows a plan:
+connect to a gateway over streamable HTTP (with the given headers) or
+stdio, then do each step in order, in one connection, and print what each
+step saw as JSON. The Rust tests write the plans and check the answers.
+
+Usage: plan_client.py PLAN_JSON
+
+PLAN_JSON: {"url": "http://…/mcp", "headers": {…}}  or
+           {"stdio": {"command": …, "args": […], "env": {…}}}
+           plus "mode" ("legacy" | "2026-07-28") and "steps": a list of
+           {"list": true} | {"call": NAME, "args": {…}, "meta": {…}?}
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+
+def text_of(result):
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def parsed(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+async def run(plan):
+    if "url" in plan:
+        http = httpx2.AsyncClient(headers=plan.get("headers", {}), timeout=60)
+        server = streamable_http_client(plan["url"], http_client=http)
+    else:
+        s = plan["stdio"]
+        server = StdioServerParameters(
+            command=s["command"], args=s["args"], env=dict(os.environ, **s.get("env", {}))
+        )
+    seen = []
+    async with Client(server, mode=plan["mode"], cache=None) as client:
+        for step in plan["steps"]:
+            if step.get("list"):
+                listed = await client.list_tools()
+                seen.append(
+                    {
+                        "instructions": client.instructions or "",
+                        "tools": {
+                            t.name: sorted((t.input_schema or {}).get("properties", {}).keys())
+                            for t in listed.tools
+                        },
+                        "next_cursor": listed.next_cursor,
+                    }
+                )
+                continue
+            progress = []
+
+            async def heard(done, total, message, progress=progress):
+                progress.append({"progress": done, "total": total, "message": parsed(message or "")})
+
+            result = await client.call_tool(
+                step["call"], step.get("args", {}), progress_callback=heard, meta=step.get("meta")
+            )
+            text = text_of(result)
+            seen.append(
+                {"error": bool(result.is_error), "text": text, "json": parsed(text), "progress": progress}
+            )
+    return seen
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(run(json.loads(sys.argv[1])))))

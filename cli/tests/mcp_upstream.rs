@@ -1,0 +1,187 @@
+//! An upstream MCP server as a provider: a server written in the test with
+//! the Python SDK (`tests/mcp/upstream_server.py`), whose tool list comes
+//! in pages, used by `dragnet mcp` as a supervised child process over
+//! stdio and as a streamable HTTP server. The gateway reads its whole tool
+//! list, guards its tools, walks the one with paging arguments to the
+//! end, passes its progress on, and never sends it a reserved argument.
+//! The client is the Python `mcp` package, over stdio.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{binary, fresh_db, scratch};
+use serde_json::{json, Value};
+
+fn python() -> String {
+    std::env::var("DRAGNET_PY").unwrap_or_else(|_| "/tmp/dragnet-ci-venv/bin/python".into())
+}
+
+fn script(name: &str) -> String {
+    format!("{}/tests/mcp/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// An agent configuration with the upstream MCP server `server` (YAML).
+fn config(server: &str) -> std::path::PathBuf {
+    let path = scratch("yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "organisation: acme
+size_budget_tokens: 20000
+providers:
+  tickets:
+    mcp: {server}
+agents:
+  support:
+    agentTools:
+      - {{ tool_id: list_tickets, provider_id: tickets, loop_responses: true }}
+      - {{ tool_id: ticket_note, provider_id: tickets, loop_responses: false }}
+"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// Runs `steps` with the Python client against `dragnet mcp --stdio`.
+fn through_gateway(config: &Path, steps: Value) -> Vec<Value> {
+    let plan = json!({
+        "stdio": {
+            "command": binary().display().to_string(),
+            "args": ["mcp", "--config", config.display().to_string(), "--agent", "support", "--stdio"],
+            "env": {"DATABASE_URL": fresh_db(), "DRAGNET_LOG": "warn"},
+        },
+        "mode": "legacy",
+        "steps": steps,
+    });
+    let out = Command::new(python())
+        .arg(script("plan_client.py"))
+        .arg(plan.to_string())
+        .output()
+        .expect("the MCP tests need the Python `mcp` package that `bash .ci/test` installs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the client failed:\n{stderr}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{stderr}"))
+}
+
+/// What reached the upstream: one JSON line per call.
+fn recorded(record: &Path) -> Vec<Value> {
+    std::fs::read_to_string(record)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn check(config: &Path, record: &Path) {
+    let seen = through_gateway(
+        config,
+        json!([
+            {"list": true},
+            {"call": "list_tickets", "args": {"per_page": 50, "_all_pages": true, "_fields": ["id"]}},
+            {"call": "ticket_note", "args": {"id": 7}},
+            {"call": "ticket_note", "args": {"id": 7, "_all_pages": true}},
+        ]),
+    );
+    // `list_tickets` is on the upstream's last page of tools.
+    let tools = seen[0]["tools"].as_object().unwrap();
+    assert!(seen[0]["next_cursor"].is_null(), "one complete page");
+    assert!(tools["list_tickets"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("_all_pages")));
+    assert!(tools.contains_key("ticket_note") && tools.contains_key("queryToolResult"));
+    let walk = &seen[1]["json"];
+    assert_eq!(seen[1]["error"], false, "{}", seen[1]);
+    assert_eq!(walk["_pagingComplete"], true, "{walk}");
+    let rows = walk
+        .get("tickets")
+        .or_else(|| walk.get("items"))
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("no rows in {walk}"));
+    assert_eq!(rows.len(), 230, "{walk}");
+    assert_eq!(rows[0], json!({"id": 1}));
+    // The upstream's own progress came through, and the walk's.
+    let progress = seen[1]["progress"].as_array().unwrap();
+    assert!(
+        progress
+            .iter()
+            .any(|p| p["message"]["upstream"]["message"] == "read page 1"),
+        "{progress:?}"
+    );
+    // Prose is answered as one string; a reserved argument on a tool
+    // bound without looping is refused before any call.
+    assert_eq!(seen[2]["error"], false, "{}", seen[2]);
+    assert!(seen[2]["text"].as_str().unwrap().contains("Ticket 7"));
+    assert_eq!(seen[3]["error"], true, "{}", seen[3]);
+    // Exactly the five pages and one note reached the upstream, with no
+    // reserved argument.
+    let calls = recorded(record);
+    let pages: Vec<i64> = calls
+        .iter()
+        .filter(|c| c["tool"] == "list_tickets")
+        .map(|c| c["arguments"]["page"].as_i64().unwrap())
+        .collect();
+    assert_eq!(pages, vec![1, 2, 3, 4, 5], "{calls:?}");
+    assert_eq!(
+        calls.iter().filter(|c| c["tool"] == "ticket_note").count(),
+        1
+    );
+    for c in &calls {
+        let args = c["arguments"].as_object().unwrap();
+        assert!(args.keys().all(|k| !k.starts_with('_')), "{c}");
+    }
+}
+
+#[test]
+fn a_stdio_upstream_mcp_server_is_listed_whole_guarded_and_walked() {
+    let record = scratch("jsonl");
+    let server =
+        json!({"command": [python(), script("upstream_server.py"), record.display().to_string()]});
+    let config = config(&server.to_string());
+    check(&config, &record);
+    let _ = std::fs::remove_file(&config);
+    let _ = std::fs::remove_file(&record);
+}
+
+/// The upstream over HTTP, killed when dropped.
+struct Upstream(Child);
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_streamable_http_upstream_mcp_server_is_walked_the_same_way() {
+    let record = scratch("jsonl");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _upstream = Upstream(
+        Command::new(python())
+            .arg(script("upstream_server.py"))
+            .arg(&record)
+            .args(["--http", &port.to_string()])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let up = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(up, "the upstream did not start listening");
+    let server = json!({"url": format!("http://127.0.0.1:{port}/mcp")});
+    let config = config(&server.to_string());
+    check(&config, &record);
+    let _ = std::fs::remove_file(&config);
+    let _ = std::fs::remove_file(&record);
+}

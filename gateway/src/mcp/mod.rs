@@ -1,0 +1,365 @@
+//! The one adapter over rmcp (pinned 3.11.0): the gateway served as an MCP
+//! server, over stdio (`serve_stdio`) or streamable HTTP (`http`), in both
+//! protocol generations (legacy sessions with `initialize`, and stateless
+//! 2026-07-28 requests).
+//!
+//! Who a request is for comes from its transport: over stdio one caller is
+//! fixed for the process (the agent chosen by flag, the thread the
+//! process's session); over HTTP each request carries its verified token
+//! (the HTTP layer refuses the rest), its session id on legacy sessions,
+//! the thread id it presents (`X-Dragnet-Thread` header or the
+//! `dev.dragnet/thread` key of `_meta`), and the runtime credentials the
+//! configuration declares headers for. `tools/list` depends on the token's
+//! agent only, never on the connection.
+//!
+//! A call that carries a progress token gets `notifications/progress`:
+//! the walk's counters (at most one per 750 ms), and an upstream MCP
+//! server's own progress for it passed on. Every tool error is a
+//! `CallToolResult` with `isError`, so the agent reads it.
+
+pub mod http;
+
+use std::sync::Arc;
+
+use dragnet_steps::http::Secret;
+use dragnet_steps::progress::{ProgressEvent, ProgressSink};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
+    ErrorCode, InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::caller::{result_scope, Caller, RuntimeCredentials};
+use crate::config::ProviderKind;
+use crate::runtime::{Answer, Gateway};
+use crate::token::Claims;
+use crate::upstream::{UpstreamProgress, UpstreamProgressSink};
+
+/// How agents holding looping tools should use them, in dragnet's words.
+pub const GUIDANCE: &str = "Some tools here can read a whole collection in one call. Before you \
+count, total or compare rows, get all of them: pass _all_pages: true, and check that the answer \
+says _pagingComplete: true. Ask only for the fields you need with _fields. If an answer was cut \
+to fit (it has _truncated and a _resultId), read the rest with queryToolResult or \
+fetchToolResult before you conclude anything. When a walk stopped early, say that the result is \
+partial and why, in plain words; do not describe how the tools work to the user.";
+
+/// The header a caller presents its thread id in (stateless requests).
+pub const THREAD_HEADER: &str = "x-dragnet-thread";
+/// The `_meta` key a caller may present its thread id in instead.
+pub const THREAD_META: &str = "dev.dragnet/thread";
+/// The header legacy streamable HTTP sessions are named by.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Whom requests are for.
+#[derive(Clone)]
+enum Callers {
+    /// Over stdio: one caller for the process.
+    Fixed(Box<Caller>),
+    /// Over HTTP: each request's own, from what the HTTP layer verified.
+    PerRequest,
+}
+
+/// The gateway as an MCP server handler.
+#[derive(Clone)]
+pub struct McpAgent {
+    gateway: Arc<Gateway>,
+    callers: Callers,
+}
+
+/// What the HTTP layer verified and extracted for one request: its claims
+/// and its runtime credentials, the headers that carried them removed.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    pub claims: Claims,
+    pub runtime: RuntimeCredentials,
+}
+
+impl McpAgent {
+    /// One fixed caller (stdio).
+    pub fn stdio(gateway: Arc<Gateway>, caller: Caller) -> McpAgent {
+        McpAgent {
+            gateway,
+            callers: Callers::Fixed(Box::new(caller)),
+        }
+    }
+
+    /// Callers per request (streamable HTTP).
+    pub fn per_request(gateway: Arc<Gateway>) -> McpAgent {
+        McpAgent {
+            gateway,
+            callers: Callers::PerRequest,
+        }
+    }
+
+    /// The caller of one request.
+    fn caller(
+        &self,
+        context: &RequestContext<RoleServer>,
+        call_meta: Option<&rmcp::model::RequestMetaObject>,
+    ) -> Result<Caller, McpError> {
+        let parts = match &self.callers {
+            Callers::Fixed(caller) => return Ok(caller.as_ref().clone()),
+            Callers::PerRequest => context
+                .extensions
+                .get::<::http::request::Parts>()
+                .ok_or_else(unauthenticated)?,
+        };
+        let verified = parts
+            .extensions
+            .get::<Verified>()
+            .ok_or_else(unauthenticated)?;
+        let header = |name: &str| {
+            parts
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let from_meta = |meta: &rmcp::model::RequestMetaObject| {
+            meta.0
+                 .0
+                .get(THREAD_META)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let session = header(SESSION_HEADER);
+        let presented = header(THREAD_HEADER)
+            .or_else(|| call_meta.and_then(from_meta))
+            .or_else(|| from_meta(&context.meta));
+        Ok(Caller {
+            scope: result_scope(&verified.claims, session.as_deref(), presented.as_deref()),
+            claims: verified.claims.clone(),
+            runtime: verified.runtime.clone(),
+        })
+    }
+
+    fn agent_of(&self, context: &RequestContext<RoleServer>) -> Result<String, McpError> {
+        Ok(self.caller(context, None)?.claims.agent)
+    }
+
+    fn info_for(&self, agent: &str) -> ServerConfig {
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        match self.gateway.loops(agent) {
+            true => info.with_instructions(GUIDANCE),
+            false => info,
+        }
+    }
+}
+
+fn unauthenticated() -> McpError {
+    McpError::new(
+        ErrorCode::INVALID_REQUEST,
+        "the request carries no verified caller",
+        None,
+    )
+}
+
+/// Reads the runtime credentials `gateway`'s providers declare headers for
+/// out of `headers`, removing those headers.
+pub fn take_runtime_credentials(
+    gateway: &Gateway,
+    headers: &mut ::http::HeaderMap,
+) -> RuntimeCredentials {
+    let mut found = RuntimeCredentials::default();
+    for (name, provider) in &gateway.config().providers {
+        let ProviderKind::OpenApi {
+            runtime_credentials_header: Some(header),
+            ..
+        } = &provider.kind
+        else {
+            continue;
+        };
+        let Some(value) = headers.remove(header.as_str()) else {
+            continue;
+        };
+        if let Ok(text) = value.to_str() {
+            let text = text.trim();
+            let token = text
+                .strip_prefix("Bearer ")
+                .or_else(|| text.strip_prefix("bearer "))
+                .unwrap_or(text);
+            if !token.is_empty() {
+                found.insert(name, Secret::new(token));
+            }
+        }
+    }
+    found
+}
+
+impl ServerHandler for McpAgent {
+    fn get_info(&self) -> ServerConfig {
+        match &self.callers {
+            Callers::Fixed(caller) => self.info_for(&caller.claims.agent),
+            Callers::PerRequest => {
+                ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            }
+        }
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        result.instructions = self.info_for(&self.agent_of(&context)?).instructions;
+        Ok(result)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        let info = self.info_for(&self.agent_of(&context)?);
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            info,
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let agent = self.agent_of(&context)?;
+        let tools = self
+            .gateway
+            .tools(&agent)
+            .into_iter()
+            .map(|d| {
+                let schema = match d.input_schema {
+                    Value::Object(o) => o,
+                    _ => serde_json::Map::new(),
+                };
+                Tool::new(d.name, d.description, Arc::new(schema))
+            })
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let caller = self.caller(&context, request.meta.as_ref())?;
+        let token = context
+            .meta
+            .get_progress_token()
+            .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
+        let args = request.arguments.unwrap_or_default();
+        // Progress (the walk's, already at most one per 750 ms, and an
+        // upstream's) goes out as notifications while the call runs, the
+        // last ones after it; without a token it is dropped.
+        let (events, mut received) = mpsc::unbounded_channel();
+        let sink = ChannelSink(token.is_some().then_some(events));
+        let call = self
+            .gateway
+            .call(&caller, &request.name, args, &sink, context.ct.clone());
+        let Some(token) = token else {
+            return Ok(result_of(call.await));
+        };
+        tokio::pin!(call);
+        let mut sent = 0u32;
+        let answer = loop {
+            tokio::select! {
+                answer = &mut call => break answer,
+                Some(event) = received.recv() => {
+                    sent += 1;
+                    notify(&context, &token, sent, &event).await;
+                }
+            }
+        };
+        while let Ok(event) = received.try_recv() {
+            sent += 1;
+            notify(&context, &token, sent, &event).await;
+        }
+        Ok(result_of(answer))
+    }
+}
+
+/// One progress report of a call.
+#[derive(Debug, Clone)]
+enum Event {
+    Walk(ProgressEvent),
+    Upstream(UpstreamProgress),
+}
+
+/// A sink that hands a call's progress to its notifier (or drops it when
+/// the call carried no progress token).
+struct ChannelSink(Option<mpsc::UnboundedSender<Event>>);
+
+impl ProgressSink for ChannelSink {
+    fn emit(&self, event: &ProgressEvent) {
+        // The receiver lives as long as the call; a closed one drops it.
+        if let Some(events) = &self.0 {
+            let _ = events.send(Event::Walk(event.clone()));
+        }
+    }
+}
+
+impl UpstreamProgressSink for ChannelSink {
+    fn upstream_progress(&self, progress: UpstreamProgress) {
+        if let Some(events) = &self.0 {
+            let _ = events.send(Event::Upstream(progress));
+        }
+    }
+}
+
+/// Sends one progress notification: the count so far as `progress`; the
+/// walk's counters (SPEC §6) as the message, or an upstream's own message.
+async fn notify(
+    context: &RequestContext<RoleServer>,
+    token: &ProgressToken,
+    n: u32,
+    event: &Event,
+) {
+    let mut param = ProgressNotificationParam::new(token.clone(), f64::from(n));
+    match event {
+        Event::Walk(walk) => {
+            param = param.with_message(walk.to_json().to_string());
+            if walk.pages_max > 0 {
+                param = param.with_total(f64::from(walk.pages_max.max(n)));
+            }
+        }
+        Event::Upstream(up) => {
+            let message = serde_json::json!({
+                "upstream": {"progress": up.progress, "total": up.total, "message": up.message}
+            });
+            param = param.with_message(message.to_string());
+        }
+    }
+    if let Err(error) = context.peer.notify_progress(param).await {
+        tracing::debug!(%error, "a progress notification was not sent");
+    }
+}
+
+/// The MCP result of an answer.
+fn result_of(answer: Answer) -> CallToolResponse {
+    let content = vec![ContentBlock::text(answer.text)];
+    match answer.is_error {
+        true => CallToolResult::error(content),
+        false => CallToolResult::success(content),
+    }
+    .into()
+}
+
+/// Serves `agent` over this process's stdin and stdout until the client
+/// goes away.
+pub async fn serve_stdio(agent: McpAgent) -> Result<(), String> {
+    let running = agent
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("the MCP session did not start: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("the MCP session ended abnormally: {e}"))
+}

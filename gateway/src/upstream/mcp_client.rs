@@ -1,0 +1,432 @@
+//! An upstream MCP server as a provider: a child process spoken to over
+//! stdio, or a streamable HTTP server. The first connection is made when
+//! the gateway starts and reads the whole tool list (every `nextCursor`
+//! page). A supervisor task then watches the connection: when the child
+//! exits or the connection drops it reconnects (restarting the child),
+//! waiting 1 s, then twice as long after each failure up to 30 s; on
+//! shutdown it closes the connection, which stops the child. Calls made
+//! while it reconnects fail as connection errors the walk's retry policy
+//! already handles.
+//!
+//! Each call's request carries a progress token of its own; the upstream's
+//! `notifications/progress` for it are handed to that call's sink, which
+//! passes them on to the gateway's own caller.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dragnet_steps::http::{RawResponse, Upstream};
+use dragnet_steps::{Tool, UpstreamError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    NumberOrString, ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
+};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::mcp_tools::page_of;
+use crate::config::McpServer;
+
+/// A progress notification an upstream sent for a call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamProgress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Where a call's upstream progress goes.
+pub trait UpstreamProgressSink: Send + Sync {
+    fn upstream_progress(&self, progress: UpstreamProgress);
+}
+
+impl UpstreamProgressSink for dragnet_steps::progress::NoProgress {
+    fn upstream_progress(&self, _: UpstreamProgress) {}
+}
+
+/// Calls in flight, by the progress token rmcp gave their request, and
+/// progress that arrived before its call was registered (a fast upstream
+/// may report before `send` returns).
+#[derive(Default)]
+struct RouteTable {
+    calls: HashMap<String, mpsc::UnboundedSender<UpstreamProgress>>,
+    early: HashMap<String, Vec<UpstreamProgress>>,
+}
+
+/// Early reports kept for at most this many tokens.
+const EARLY_TOKENS: usize = 64;
+
+type Routes = Arc<Mutex<RouteTable>>;
+
+/// The client side of the connection: routes progress to its call.
+#[derive(Clone)]
+struct Forwarder {
+    routes: Routes,
+}
+
+impl ClientHandler for Forwarder {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let key = token_key(&params.progress_token);
+        let report = UpstreamProgress {
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        };
+        let mut routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
+        match routes.calls.get(&key) {
+            Some(route) => {
+                let _ = route.send(report);
+            }
+            None => {
+                if routes.early.len() >= EARLY_TOKENS {
+                    routes.early.clear();
+                }
+                routes.early.entry(key).or_default().push(report);
+            }
+        }
+    }
+}
+
+fn token_key(token: &ProgressToken) -> String {
+    match &token.0 {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
+    }
+}
+
+/// Why an upstream MCP server could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum McpClientError {
+    #[error("cannot start `{command}`: {message}")]
+    Spawn { command: String, message: String },
+    #[error("the MCP session did not start: {0}")]
+    Handshake(String),
+    #[error("listing its tools failed: {0}")]
+    List(String),
+    #[error("header `{name}` cannot be sent: {message}")]
+    Header { name: String, message: String },
+}
+
+/// One upstream MCP server, connected and supervised.
+pub struct McpUpstream {
+    provider: String,
+    identity: String,
+    peer: watch::Receiver<Option<Peer<RoleClient>>>,
+    routes: Routes,
+    /// Where a call that is dropped midway sends its cancellation from.
+    tasks: TaskTracker,
+    /// Its tools as first listed.
+    tools: Vec<rmcp::model::Tool>,
+}
+
+impl std::fmt::Debug for McpUpstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpUpstream")
+            .field("provider", &self.provider)
+            .field("identity", &self.identity)
+            .finish_non_exhaustive()
+    }
+}
+
+type Running = RunningService<RoleClient, Forwarder>;
+
+impl McpUpstream {
+    /// Connects to `server`, reads its whole tool list, and leaves a
+    /// supervisor on `tasks` that reconnects until `shutdown`.
+    pub async fn connect(
+        provider: &str,
+        server: &McpServer,
+        tasks: &TaskTracker,
+        shutdown: CancellationToken,
+    ) -> Result<Arc<McpUpstream>, McpClientError> {
+        let routes: Routes = Arc::default();
+        let running = open(server, &routes).await?;
+        let tools = running
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| McpClientError::List(e.to_string()))?;
+        let (publish, peer) = watch::channel(Some(running.peer().clone()));
+        let upstream = Arc::new(McpUpstream {
+            provider: provider.to_string(),
+            identity: match server {
+                McpServer::Command(argv) => format!("mcp+stdio:{}", argv.join(" ")),
+                McpServer::Url { url, .. } => format!("mcp+http:{url}"),
+            },
+            peer,
+            routes: routes.clone(),
+            tasks: tasks.clone(),
+            tools,
+        });
+        tasks.spawn(supervise(
+            provider.to_string(),
+            server.clone(),
+            running,
+            routes,
+            publish,
+            shutdown,
+        ));
+        Ok(upstream)
+    }
+
+    /// Its tools, as listed when the gateway started.
+    pub fn tools(&self) -> &[rmcp::model::Tool] {
+        &self.tools
+    }
+
+    /// Calls `tool` with `arguments`, passing the upstream's progress for
+    /// it to `progress`.
+    pub async fn call(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        max_bytes: u64,
+        progress: &dyn UpstreamProgressSink,
+    ) -> Result<RawResponse, UpstreamError> {
+        let Some(peer) = self.peer.borrow().clone() else {
+            return Err(UpstreamError::Connection {
+                message: format!(
+                    "the upstream MCP server of provider `{}` is restarting",
+                    self.provider
+                ),
+            });
+        };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new(tool.name.clone()).with_arguments(arguments.clone()),
+        ));
+        let connection = |e: rmcp::ServiceError| UpstreamError::Connection {
+            message: format!("the upstream MCP server of `{}`: {e}", self.provider),
+        };
+        let handle = peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(connection)?;
+        let key = token_key(&handle.progress_token);
+        let (route, mut received) = mpsc::unbounded_channel();
+        let early = {
+            let mut routes = self.lock_routes();
+            routes.calls.insert(key.clone(), route);
+            routes.early.remove(&key).unwrap_or_default()
+        };
+        for p in early {
+            progress.upstream_progress(p);
+        }
+        let mut abandoned = Abandoned {
+            peer: Some(peer.clone()),
+            id: handle.id.clone(),
+            tasks: &self.tasks,
+        };
+        let call = handle.await_response();
+        tokio::pin!(call);
+        let answered = loop {
+            tokio::select! {
+                answered = &mut call => break answered,
+                Some(p) = received.recv() => progress.upstream_progress(p),
+            }
+        };
+        abandoned.peer = None;
+        self.lock_routes().calls.remove(&key);
+        while let Ok(p) = received.try_recv() {
+            progress.upstream_progress(p);
+        }
+        let result = match answered.map_err(connection)? {
+            ServerResult::CallToolResult(result) => result,
+            _ => {
+                return Err(UpstreamError::Connection {
+                    message: format!(
+                        "the upstream MCP server of `{}` answered tools/call with something else",
+                        self.provider
+                    ),
+                })
+            }
+        };
+        let body = page_of(&result);
+        if body.len() as u64 > max_bytes {
+            return Err(UpstreamError::ByteBound {
+                read: body.len() as u64,
+            });
+        }
+        // A tool error is the upstream refusing the request: not retried.
+        let status = match result.is_error {
+            Some(true) => 422,
+            _ => 200,
+        };
+        Ok(RawResponse {
+            status,
+            retry_after: None,
+            rate_limit: None,
+            body: body.into(),
+        })
+    }
+
+    fn lock_routes(&self) -> std::sync::MutexGuard<'_, RouteTable> {
+        self.routes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+}
+
+/// Tells the upstream a request was given up when the call waiting for it
+/// is dropped (the walk cancelled or out of time).
+struct Abandoned<'a> {
+    peer: Option<Peer<RoleClient>>,
+    id: RequestId,
+    tasks: &'a TaskTracker,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else {
+            return;
+        };
+        let id = self.id.clone();
+        self.tasks.spawn(async move {
+            let reason = Some("the caller gave the request up".to_string());
+            let _ = peer
+                .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
+                .await;
+        });
+    }
+}
+
+/// One call's view of an upstream MCP server: the loop layer's `Upstream`,
+/// with the call's progress sink.
+pub struct McpCall<'a> {
+    pub upstream: &'a McpUpstream,
+    pub progress: &'a dyn UpstreamProgressSink,
+}
+
+impl Upstream for McpCall<'_> {
+    async fn send(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        max_bytes: u64,
+    ) -> Result<RawResponse, UpstreamError> {
+        self.upstream
+            .call(tool, arguments, max_bytes, self.progress)
+            .await
+    }
+
+    fn identity(&self) -> String {
+        self.upstream.identity.clone()
+    }
+}
+
+/// Opens one connection.
+async fn open(server: &McpServer, routes: &Routes) -> Result<Running, McpClientError> {
+    let handler = Forwarder {
+        routes: routes.clone(),
+    };
+    match server {
+        McpServer::Command(argv) => {
+            let (program, args) = argv.split_first().ok_or_else(|| McpClientError::Spawn {
+                command: String::new(),
+                message: "the command is empty".into(),
+            })?;
+            let mut command = tokio::process::Command::new(program);
+            command.args(args);
+            let transport = TokioChildProcess::new(command).map_err(|e| McpClientError::Spawn {
+                command: argv.join(" "),
+                message: e.to_string(),
+            })?;
+            handler
+                .serve(transport)
+                .await
+                .map_err(|e| McpClientError::Handshake(e.to_string()))
+        }
+        McpServer::Url { url, headers } => {
+            // reqwest 0.13 (rmcp's) needs a process-wide TLS provider.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let transport = StreamableHttpClientTransport::from_config(http_config(url, headers)?);
+            handler
+                .serve(transport)
+                .await
+                .map_err(|e| McpClientError::Handshake(e.to_string()))
+        }
+    }
+}
+
+fn http_config(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransportConfig, McpClientError> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    for (name, value) in headers {
+        let bad = |message: String| McpClientError::Header {
+            name: name.clone(),
+            message,
+        };
+        let header_name =
+            http::HeaderName::try_from(name.as_str()).map_err(|e| bad(e.to_string()))?;
+        let header_value =
+            http::HeaderValue::try_from(value.as_str()).map_err(|e| bad(e.to_string()))?;
+        config.custom_headers.insert(header_name, header_value);
+    }
+    Ok(config)
+}
+
+/// Keeps a connection up until `shutdown`.
+async fn supervise(
+    provider: String,
+    server: McpServer,
+    mut running: Running,
+    routes: Routes,
+    publish: watch::Sender<Option<Peer<RoleClient>>>,
+    shutdown: CancellationToken,
+) {
+    const FIRST: Duration = Duration::from_secs(1);
+    const MOST: Duration = Duration::from_secs(30);
+    loop {
+        let stop = running.cancellation_token();
+        let waiting = running.waiting();
+        tokio::pin!(waiting);
+        tokio::select! {
+            _ = &mut waiting => {}
+            _ = shutdown.cancelled() => {
+                // Closing the connection stops the child process.
+                stop.cancel();
+                let _ = waiting.await;
+                publish.send_replace(None);
+                return;
+            }
+        }
+        publish.send_replace(None);
+        let mut wait = FIRST;
+        loop {
+            tracing::warn!(
+                provider = %provider,
+                "the upstream MCP server stopped; reconnecting in {} s",
+                wait.as_secs()
+            );
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(wait) => {}
+            }
+            match open(&server, &routes).await {
+                Ok(next) => {
+                    publish.send_replace(Some(next.peer().clone()));
+                    running = next;
+                    break;
+                }
+                Err(error) => {
+                    tracing::warn!(provider = %provider, %error, "reconnecting failed");
+                    wait = (wait * 2).min(MOST);
+                }
+            }
+        }
+    }
+}
