@@ -12,7 +12,7 @@ use crate::{EXIT_COMPLETE, EXIT_PARTIAL};
 pub fn print_result(result: &LoopResult, as_json: bool, out: &mut Out) -> Result<u8> {
     let v = &result.verdict;
     if as_json {
-        result.write_agent(&mut *out)?;
+        dragnet_gateway::render::write(result, &mut *out)?;
         writeln!(out)?;
     } else {
         match &result.payload {

@@ -39,6 +39,7 @@ agents:
     agentTools:
       - {{ tool_id: list_tickets, provider_id: tickets, loop_responses: true }}
       - {{ tool_id: ticket_note, provider_id: tickets, loop_responses: false }}
+      - {{ tool_id: crash, provider_id: tickets, loop_responses: false }}
 "
         ),
     )
@@ -143,6 +144,37 @@ fn a_stdio_upstream_mcp_server_is_listed_whole_guarded_and_walked() {
         json!({"command": [python(), script("upstream_server.py"), record.display().to_string()]});
     let config = config(&server.to_string());
     check(&config, &record);
+    let _ = std::fs::remove_file(&config);
+    let _ = std::fs::remove_file(&record);
+}
+
+#[test]
+fn an_upstream_child_that_exits_is_started_again() {
+    let record = scratch("jsonl");
+    let server =
+        json!({"command": [python(), script("upstream_server.py"), record.display().to_string()]});
+    let config = config(&server.to_string());
+    let seen = through_gateway(
+        &config,
+        json!([
+            {"call": "ticket_note", "args": {"id": 1}},
+            {"call": "crash", "args": {}},
+            {"sleep": 2.5},
+            {"call": "ticket_note", "args": {"id": 2}},
+        ]),
+    );
+    assert_eq!(seen[0]["error"], false, "{seen:?}");
+    assert_eq!(
+        seen[1]["error"], true,
+        "the crash is a tool error: {seen:?}"
+    );
+    assert_eq!(seen[3]["error"], false, "restarted: {seen:?}");
+    assert!(seen[3]["text"].as_str().unwrap().contains("Ticket 2"));
+    let notes = recorded(&record)
+        .iter()
+        .filter(|c| c["tool"] == "ticket_note")
+        .count();
+    assert_eq!(notes, 2);
     let _ = std::fs::remove_file(&config);
     let _ = std::fs::remove_file(&record);
 }

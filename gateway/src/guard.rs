@@ -13,6 +13,7 @@ use dragnet_steps::{LoopResult, Payload};
 use serde_json::{json, Value};
 
 use crate::error::Error;
+use crate::render::{render, render_cut};
 use crate::result_id::ResultId;
 use crate::results::{keep_as, ResultScope, ResultStore, StoredResult};
 
@@ -69,7 +70,7 @@ pub async fn guard(
     scope: &ResultScope,
     now: DateTime<Utc>,
 ) -> Result<Guarded, Error> {
-    let full = result.render_agent();
+    let full = render(&result);
     let fits = estimate_tokens(&full) <= budget.tokens;
     let walk = !matches!(result.payload, Payload::Single(_));
     let complete_walk = walk && result.verdict.complete;
@@ -84,13 +85,13 @@ pub async fn guard(
     let total = result.visible().len();
     let (text, cut) = match (fits, walk) {
         (true, _) => (
-            result.render_agent_cut(usize::MAX, vec![("_resultId", json!(id.as_str()))]),
+            render_cut(&result, usize::MAX, vec![("_resultId", json!(id.as_str()))]),
             None,
         ),
         (false, true) => {
             let kept = rows_that_fit(&result, &id, total, budget);
             (
-                result.render_agent_cut(kept, cut_keys(&id, kept, total)),
+                render_cut(&result, kept, cut_keys(&id, kept, total)),
                 Some((kept, total)),
             )
         }
@@ -128,8 +129,7 @@ fn cut_keys(id: &ResultId, kept: usize, total: usize) -> Vec<(&'static str, Valu
 
 /// How many visible rows fit with the keys around them.
 fn rows_that_fit(result: &LoopResult, id: &ResultId, total: usize, budget: SizeBudget) -> usize {
-    let frame = result
-        .render_agent_cut(0, cut_keys(id, 0, total))
+    let frame = render_cut(result, 0, cut_keys(id, 0, total))
         .chars()
         .count()
         + NOTE_SLACK;
@@ -258,7 +258,7 @@ mod tests {
             .await
             .unwrap();
         assert!(partial.result_id.is_none() && partial.cut.is_none());
-        assert_eq!(partial.text, walk(5, false).render_agent());
+        assert_eq!(partial.text, render(&walk(5, false)));
         let complete = guard(walk(5, true), budget, &store, &scope(), now())
             .await
             .unwrap();

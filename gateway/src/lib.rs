@@ -1,12 +1,14 @@
-//! dragnet-gateway is the agent side of dragnet, without a transport (the
-//! MCP adapter comes with it later): results stored under opaque,
-//! unguessable ids for a while, scoped to an organisation and a thread, and
-//! the two retrieval tools that read them — `queryToolResult` (filter on
-//! the whole stored set, then project, then page) and `fetchToolResult`
-//! (raw character slices) — with the size guard that cuts an answer to a
-//! budget and stores the whole, and the rule that a cut answer is read
-//! before anything else is called. Storage is behind the `ResultStore` port it
-//! owns; dragnet-store implements it on PostgreSQL and SQLite.
+//! dragnet-gateway is the agent side of dragnet: the bindings of agents to
+//! tools of providers (OpenAPI documents, upstream MCP servers), each call
+//! through the loop layer with the binding's looping and the caller's
+//! cache scope and credentials, the agent's rendering of a result, the
+//! size guard that cuts an answer to a budget and stores the whole under an
+//! opaque id scoped to organisation and thread, the retrieval tools that
+//! read it (`queryToolResult`, `fetchToolResult`), and the rule that a cut
+//! answer is read before anything else is called. `runtime` has no
+//! transport; `mcp` is the one adapter over rmcp that serves it (stdio and
+//! streamable HTTP). Storage is behind the `ResultStore` port it owns;
+//! dragnet-store implements it on PostgreSQL and SQLite.
 #![forbid(unsafe_code)]
 
 pub mod caller;
@@ -16,6 +18,7 @@ pub mod guard;
 pub mod listing;
 pub mod mcp;
 mod memory;
+pub mod render;
 pub mod restriction;
 pub mod result_id;
 pub mod results;

@@ -3,7 +3,7 @@
 //! layer that walks every page, fans out over values, filters, projects and
 //! states whether the result is complete. It knows nothing of workflows or
 //! agents: callers hand it a `ToolCall` and get a `LoopResult` back, which
-//! renders for agents (`_pagingComplete`…) or workflows (`_loop`).
+//! renders for workflows (`_loop`); the agent's rendering is dragnet-gateway's.
 #![forbid(unsafe_code)]
 
 pub mod args;
@@ -31,5 +31,5 @@ pub use error::{Error, UpstreamError};
 pub use looping::budget::{Limits, RetryPolicy};
 pub use looping::options::LoopOptions;
 pub use looping::verdict::{StopReason, Verdict};
-pub use result::{Audience, LoopResult, Payload};
+pub use result::{LoopResult, Payload};
 pub use tool::{Tool, Toolkit};

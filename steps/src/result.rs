@@ -1,7 +1,9 @@
-//! The result of one call and its two renderings: for agents (the verdict
-//! as `_pagingComplete`, `_likelyMoreRows`, `_note`) and for workflows (the
-//! verdict under `_loop`). Both keep the tool's own payload shape and are
-//! written straight from raw items, without building a JSON tree.
+//! The result of one call and how it is written: the tool's own payload
+//! shape with the verdict's keys after it, straight from raw items without
+//! building a JSON tree. The workflow rendering (the verdict under `_loop`)
+//! is here; the agent's keys (`_pagingComplete`, `_likelyMoreRows`,
+//! `_note`, `_cache`) belong to dragnet-gateway, which writes them through
+//! `render_with` / `write_with`.
 
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
@@ -68,12 +70,9 @@ impl<'a> Visible<'a> {
     }
 }
 
-/// Who reads a result's note.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Audience {
-    Agent,
-    Workflow,
-}
+/// What a workflow's note adds on a cache hit.
+pub const WORKFLOW_REFRESH_ADVICE: &str =
+    " Run the workflow again with `dragnet run --refresh` to get the latest data.";
 
 /// One `_for_each` value that failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,23 +106,36 @@ impl LoopResult {
         }
     }
 
-    /// The agent rendering: payload plus `_pagingComplete`, `_likelyMoreRows`,
-    /// `_note` and, when present, `_unmatchedFields` and `_forEachErrors`.
-    pub fn render_agent(&self) -> String {
-        let mut out = String::with_capacity(self.rendered_len());
+    /// The payload with its first `limit` visible rows, then `extra` keys
+    /// (a verdict's, a size guard's).
+    pub fn render_with(&self, extra: &[(&str, Value)], limit: usize) -> String {
+        let extra: Vec<(&str, Extra)> = extra
+            .iter()
+            .map(|(k, v)| (*k, Extra::Value(v.clone())))
+            .collect();
+        let mut out = String::with_capacity(self.rendered_len().min(1 << 20));
         // Writing to a String cannot fail.
-        let _ = self.write_raw(&self.agent_extra(), usize::MAX, &mut out);
+        let _ = self.write_raw(&extra, limit, &mut out);
         out
     }
 
-    /// The agent rendering written straight to `w`, without building it in
-    /// memory first (a large result is not held twice).
-    pub fn write_agent(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    /// The payload with every row, then `extra`, written straight to `w`
+    /// without building it in memory first (a large result is not held
+    /// twice).
+    pub fn write_with(
+        &self,
+        extra: &[(&str, Value)],
+        w: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let extra: Vec<(&str, Extra)> = extra
+            .iter()
+            .map(|(k, v)| (*k, Extra::Value(v.clone())))
+            .collect();
         let mut sink = IoSink {
             inner: w,
             error: None,
         };
-        match self.write_raw(&self.agent_extra(), usize::MAX, &mut sink) {
+        match self.write_raw(&extra, usize::MAX, &mut sink) {
             Ok(()) => Ok(()),
             Err(_) => Err(sink
                 .error
@@ -131,41 +143,16 @@ impl LoopResult {
         }
     }
 
-    fn agent_extra(&self) -> Vec<(&'static str, Extra)> {
-        let v = &self.verdict;
-        let mut extra = vec![
-            ("_pagingComplete", json!(v.complete)),
-            ("_likelyMoreRows", json!(v.likely_more_rows)),
-            ("_note", json!(self.note(Audience::Agent))),
-        ];
-        if let Some(label) = self.cache.as_ref().filter(|l| l.hit) {
-            extra.push((
-                "_cache",
-                json!({"hit": true, "cachedAt": label.cached_at, "expiresAt": label.expires_at}),
-            ));
-        }
-        extra.extend(self.reports());
-        extra
-            .into_iter()
-            .map(|(k, v)| (k, Extra::Value(v)))
-            .collect()
-    }
-
     /// The workflow rendering: payload plus `_loop: {complete, requests,
     /// itemCount, stoppedBy, note}`.
-    /// The note with the advice on a cache hit spelled for its reader: an
-    /// agent passes `_refresh: true`, a workflow is run with `--refresh`.
-    pub fn note(&self, audience: Audience) -> Cow<'_, str> {
+    /// The note, with `advice` after it on a cache hit (how its reader
+    /// gets the latest data: a workflow is run with `--refresh`, an agent
+    /// passes `_refresh: true`).
+    pub fn note_with(&self, advice: &str) -> Cow<'_, str> {
         let note = self.verdict.note.as_str();
         if !self.cache.as_ref().is_some_and(|c| c.hit) {
             return Cow::Borrowed(note);
         }
-        let advice = match audience {
-            Audience::Agent => " Call again with _refresh: true to get the latest data.",
-            Audience::Workflow => {
-                " Run the workflow again with `dragnet run --refresh` to get the latest data."
-            }
-        };
         Cow::Owned(format!("{note}{advice}"))
     }
 
@@ -178,7 +165,7 @@ impl LoopResult {
     pub fn render_workflow(&self) -> String {
         let v = &self.verdict;
         // `_loop` is written directly: it is on every workflow step's path.
-        let note = self.note(Audience::Workflow);
+        let note = self.note_with(WORKFLOW_REFRESH_ADVICE);
         let mut verdict = String::with_capacity(160 + note.len());
         verdict.push_str("{\"complete\":");
         verdict.push_str(if v.complete { "true" } else { "false" });
@@ -248,17 +235,6 @@ impl LoopResult {
             Visible::Rows(rows) => rows.text_len() + rows.len(),
         };
         rows + 256
-    }
-
-    /// The agent rendering with only the first `limit` visible rows, and
-    /// `more` after the usual keys (a size guard's `_resultId` and note).
-    pub fn render_agent_cut(&self, limit: usize, more: Vec<(&'static str, Value)>) -> String {
-        let mut extra = self.agent_extra();
-        extra.extend(more.into_iter().map(|(k, v)| (k, Extra::Value(v))));
-        let mut out = String::with_capacity(self.rendered_len().min(1 << 20));
-        // Writing to a String cannot fail.
-        let _ = self.write_raw(&extra, limit, &mut out);
-        out
     }
 
     /// Writes the rendering: the payload with its first `limit` visible

@@ -117,7 +117,7 @@ pub fn ids(result: &LoopResult) -> Vec<i64> {
 
 /// The agent rendering parsed back.
 pub fn agent_view(result: &LoopResult) -> Value {
-    serde_json::from_str(&result.render_agent()).expect("the rendering is JSON")
+    serde_json::from_str(&dragnet_gateway::render::render(result)).expect("the rendering is JSON")
 }
 
 /// Serves `router` on a free local port; the base URL.

@@ -214,7 +214,7 @@ async fn echoed_secrets_never_reach_results_or_errors() {
             .unwrap()
             .with_header("X-Extra", Secret::new(HEADER_VALUE));
         let r = walk_with(&items, &up, test_limits()).await.unwrap();
-        let rendered = r.render_agent();
+        let rendered = dragnet_gateway::render::render(&r);
         assert!(rendered.contains("[redacted]"), "{rendered}");
         assert_clean(&rendered, "the agent rendering");
         assert_clean(&r.render_workflow(), "the workflow rendering");

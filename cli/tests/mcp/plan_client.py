@@ -8,7 +8,8 @@ Usage: plan_client.py PLAN_JSON
 PLAN_JSON: {"url": "http://…/mcp", "headers": {…}}  or
            {"stdio": {"command": …, "args": […], "env": {…}}}
            plus "mode" ("legacy" | "2026-07-28") and "steps": a list of
-           {"list": true} | {"call": NAME, "args": {…}, "meta": {…}?}
+           {"list": true} | {"call": NAME, "args": {…}, "meta": {…}?} |
+           {"sleep": SECONDS}
 """
 
 import asyncio
@@ -44,6 +45,10 @@ async def run(plan):
     seen = []
     async with Client(server, mode=plan["mode"], cache=None) as client:
         for step in plan["steps"]:
+            if "sleep" in step:
+                await asyncio.sleep(step["sleep"])
+                seen.append({})
+                continue
             if step.get("list"):
                 listed = await client.list_tools()
                 seen.append(

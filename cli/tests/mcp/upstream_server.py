@@ -3,7 +3,7 @@ SDK's low-level server so its tool list can come in pages: two tools per
 `tools/list` page, with `nextCursor`, the tool the tests bind most on the
 last page. `list_tickets` pages by `page` and `per_page` (at most 50 a
 page; 230 tickets) and reports progress for each page; `ticket_note`
-answers prose. Every call's arguments are appended to RECORD, one JSON line
+answers prose; `crash` exits the process (to see it restarted). Every call's arguments are appended to RECORD, one JSON line
 each, so a test can see exactly what reached the upstream.
 
 Usage: upstream_server.py RECORD            (stdio)
@@ -11,6 +11,7 @@ Usage: upstream_server.py RECORD            (stdio)
 """
 
 import json
+import os
 import sys
 
 import anyio
@@ -31,6 +32,7 @@ TOOLS = [
         input_schema={"type": "object", "properties": {"id": {"type": "integer"}}},
     ),
     types.Tool(name="filler_c", description="Does nothing.", input_schema={"type": "object", "properties": {}}),
+    types.Tool(name="crash", description="Exits the server at once.", input_schema={"type": "object", "properties": {}}),
     types.Tool(
         name="list_tickets",
         description="Lists support tickets, a page at a time.",
@@ -73,6 +75,8 @@ async def call_tool(ctx, params):
         await ctx.session.report_progress(page, None, f"read page {page}")
         chunk = rows[(page - 1) * per_page : page * per_page]
         return text(json.dumps({"tickets": chunk, "total": len(rows)}))
+    if params.name == "crash":
+        os._exit(3)
     if params.name == "ticket_note":
         return text(f"Ticket {args.get('id')} was opened by a customer and is being looked at.")
     return text("{}")

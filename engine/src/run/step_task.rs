@@ -187,7 +187,9 @@ async fn run_tool(
                     requests: v.requests,
                     item_count: v.item_count,
                     stopped_by: v.stopped_by,
-                    note: result.note(dragnet_steps::Audience::Workflow).into_owned(),
+                    note: result
+                        .note_with(dragnet_steps::result::WORKFLOW_REFRESH_ADVICE)
+                        .into_owned(),
                     cache_hit: result.cache.as_ref().map(|c| c.hit),
                     pages: result.stats.pages,
                     upstream_errors: result.stats.upstream_errors,
