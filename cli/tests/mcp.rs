@@ -11,12 +11,8 @@ mod common;
 
 use std::process::Command;
 
-use common::{binary, fresh_db, scratch};
+use common::{binary, fresh_db, python, scratch};
 use serde_json::Value;
-
-fn python() -> String {
-    std::env::var("DRAGNET_PY").unwrap_or_else(|_| "/tmp/dragnet-ci-venv/bin/python".into())
-}
 
 /// The python of the older client (`mcp` 1.9.4).
 fn python_v1() -> String {

@@ -12,17 +12,13 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
-use common::{command, fresh_db, scratch, shop};
+use common::{command, fresh_db, mcp_plan, scratch, shop};
 use dragnet_gateway::token::{Claims, TokenKey};
 use serde_json::{json, Value};
 
 const SECRET: &str = "a test secret of at least thirty-two bytes";
-
-fn python() -> String {
-    std::env::var("DRAGNET_PY").unwrap_or_else(|_| "/tmp/dragnet-ci-venv/bin/python".into())
-}
 
 /// An agent configuration for organisation `org` over the shop at `base`.
 fn config(org: &str, base: &str) -> std::path::PathBuf {
@@ -121,16 +117,7 @@ fn token(org: &str, user: &str, agent: &str) -> String {
 
 /// Runs a plan with the Python client; what each step saw.
 fn plan(url: &str, headers: Value, mode: &str, steps: Value) -> Vec<Value> {
-    let plan = json!({"url": url, "headers": headers, "mode": mode, "steps": steps});
-    let script = format!("{}/tests/mcp/plan_client.py", env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new(python())
-        .arg(script)
-        .arg(plan.to_string())
-        .output()
-        .expect("the MCP tests need the Python `mcp` package that `bash .ci/test` installs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the client failed:\n{stderr}");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{stderr}"))
+    mcp_plan(&json!({"url": url, "headers": headers, "mode": mode, "steps": steps}))
 }
 
 fn bearer(token: &str) -> Value {
@@ -341,6 +328,37 @@ async fn over_http_in_both_modes_a_walk_is_cut_read_back_and_cached() {
             .unwrap()
             .contains("no stored result"));
     }
+    // Every reserved argument over HTTP: a fan-out over three ids,
+    // and a filter (never advertised, still honoured).
+    let seen = plan(
+        &gw.url,
+        bearer(&token("acme", "fay", "analyst")),
+        "2026-07-28",
+        json!([
+            {"call": "getOrder", "args": {
+                "_for_each": {"key": "order_id", "values": [1, 2, 3]}, "_fields": ["id"]}},
+            {"call": "listOrders", "args": {
+                "status": "cancelled", "per_page": 100, "_all_pages": true, "_refresh": true,
+                "_filter": [{"field": "total", "op": "gt", "value": 990}],
+                "_fields": ["id", "total"]}},
+        ]),
+    );
+    assert_eq!(seen[0]["error"], false, "{}", seen[0]);
+    assert_eq!(
+        seen[0]["json"]["items"],
+        json!([{"id": 1}, {"id": 2}, {"id": 3}]),
+        "{}",
+        seen[0]
+    );
+    assert_eq!(seen[1]["error"], false, "{}", seen[1]);
+    let rows = seen[1]["json"]["data"]
+        .as_array()
+        .or_else(|| seen[1]["json"]["items"].as_array())
+        .unwrap_or_else(|| panic!("{}", seen[1]));
+    assert!(
+        rows.iter().all(|r| r["total"].as_f64().unwrap() > 990.0),
+        "{rows:?}"
+    );
     // The clerk's token lists the clerk's tools: no loop layer, no retrieval.
     let clerk = plan(
         &gw.url,

@@ -12,12 +12,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{binary, fresh_db, scratch};
+use common::{binary, fresh_db, mcp_plan, python, scratch};
 use serde_json::{json, Value};
-
-fn python() -> String {
-    std::env::var("DRAGNET_PY").unwrap_or_else(|_| "/tmp/dragnet-ci-venv/bin/python".into())
-}
 
 fn script(name: &str) -> String {
     format!("{}/tests/mcp/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -58,14 +54,7 @@ fn through_gateway(config: &Path, steps: Value) -> Vec<Value> {
         "mode": "legacy",
         "steps": steps,
     });
-    let out = Command::new(python())
-        .arg(script("plan_client.py"))
-        .arg(plan.to_string())
-        .output()
-        .expect("the MCP tests need the Python `mcp` package that `bash .ci/test` installs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the client failed:\n{stderr}");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{stderr}"))
+    mcp_plan(&plan)
 }
 
 /// What reached the upstream: one JSON line per call.

@@ -123,3 +123,22 @@ pub async fn run_blocking(db: String, args: Vec<String>) -> Output {
     .await
     .unwrap()
 }
+
+/// The python of the pinned `mcp` package (`DRAGNET_PY`, set by `bash .ci/test`).
+pub fn python() -> String {
+    std::env::var("DRAGNET_PY").unwrap_or_else(|_| "/tmp/dragnet-ci-venv/bin/python".into())
+}
+
+/// Runs `plan` with the Python MCP client (`tests/mcp/plan_client.py`);
+/// what each of its steps saw.
+pub fn mcp_plan(plan: &Value) -> Vec<Value> {
+    let script = format!("{}/tests/mcp/plan_client.py", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(python())
+        .arg(script)
+        .arg(plan.to_string())
+        .output()
+        .expect("the MCP tests need the Python `mcp` package that `bash .ci/test` installs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the client failed:\n{stderr}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{stderr}"))
+}
