@@ -36,6 +36,8 @@ pub async fn serve(config: &Config, args: ServeArgs, out: &mut Out) -> Result<u8
         .with_context(|| format!("cannot listen on {bind}"))?;
     let addr = listener.local_addr().context("reading the bound address")?;
     let services = Services::open(config).await?;
+    // SQLite stays single-process: a second server on the file is refused.
+    let _serving = services.db.serving_lock()?;
     services.start_sweeper();
     let server_config = ServerConfig {
         workflows_dir: args

@@ -298,3 +298,39 @@ steps:
     let _ = std::fs::remove_dir_all(&dir);
     shop.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_server_on_one_sqlite_store_is_refused_and_one_on_another_is_not() {
+    let db = fresh_db();
+    let (mut first, _addr) = spawn_serve(command(&db));
+    let mut second = command(&db)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve runs");
+    let status = exit_of(
+        &mut second,
+        200,
+        "a second server started on the same SQLite store",
+    )
+    .await;
+    let second = second.wait_with_output().expect("its output");
+    assert_eq!(status.code(), Some(1), "{}", stderr(&second));
+    let said = stderr(&second);
+    assert!(
+        said.contains("already running on the SQLite store"),
+        "{said}"
+    );
+    assert!(said.contains("PostgreSQL"), "{said}");
+    // Another file is another store.
+    let (mut other, _) = spawn_serve(command(&fresh_db()));
+    for child in [&mut first, &mut other] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    // Once the first has gone, the store can be served again.
+    let (mut again, _) = spawn_serve(command(&db));
+    let _ = again.kill();
+    let _ = again.wait();
+}

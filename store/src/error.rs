@@ -36,6 +36,14 @@ pub enum Error {
     #[error("cannot take the setup lock {path}: {reason}")]
     SetupLock { path: PathBuf, reason: String },
 
+    /// Another process already serves this SQLite store.
+    #[error(
+        "another `dragnet serve` or `dragnet worker` is already running on the SQLite store {db}; \
+         SQLite takes one such process. Stop it, or use PostgreSQL (DATABASE_URL=postgres://…) \
+         to run several"
+    )]
+    StoreServed { db: PathBuf },
+
     /// Applying the embedded migrations failed.
     #[error("migrating the {backend} schema: {source}")]
     Migrate {

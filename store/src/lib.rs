@@ -21,6 +21,7 @@ mod process;
 mod results;
 mod runs;
 mod schedules;
+mod serving_lock;
 mod setup_lock;
 mod sweeper;
 mod teams;
@@ -35,8 +36,11 @@ pub use error::{Error, Result};
 pub use observer::{ObserverOptions, StoreObserver};
 pub use process::{hostname, pid_alive};
 pub use results::EXPIRED_KEPT;
-pub use runs::{NewRun, RunEvent, RunFilter, RunOwner, Submitted, IDEMPOTENCY_WINDOW};
+pub use runs::{
+    Lease, LeaseLength, NewRun, RunEvent, RunFilter, RunOwner, Submitted, IDEMPOTENCY_WINDOW,
+};
 pub use schedules::{ScheduleRow, ScheduleRun, ScheduleSpec, TickRow, TickStatus, TickWrite};
+pub use serving_lock::ServingLock;
 pub use sweeper::{spawn_store_sweeper, spawn_sweeper};
 pub use teams::{Team, TokenInfo};
 pub use workflows::{NewVersion, Pushed, VersionInfo, WorkflowSummary, WorkflowVersion};

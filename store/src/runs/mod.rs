@@ -6,12 +6,14 @@
 
 mod events;
 mod interrupted;
+mod lease;
 mod read;
 mod retention;
 pub(crate) mod submit;
 mod write;
 
 pub use events::RunEvent;
+pub use lease::{Lease, LeaseLength};
 pub use read::RunFilter;
 pub use submit::{NewRun, Submitted, IDEMPOTENCY_WINDOW};
 

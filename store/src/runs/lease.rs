@@ -1,0 +1,273 @@
+//! Leases on runs (SPEC §9): a process executes a server run only while it
+//! holds its lease. Claiming increments the run's `attempt`, which is the
+//! fencing token every later write of that process carries; a lease lasts
+//! until an expiry set from the database clock and is renewed by
+//! heartbeats; a run whose lease expired can be claimed by anyone (a
+//! takeover, with the next attempt). Claims are short statements, never a
+//! transaction held while a step runs: on PostgreSQL the next claimable
+//! run is picked with `FOR UPDATE SKIP LOCKED`, so concurrent claimers
+//! never wait on each other nor take the same run; SQLite serialises its
+//! writers, which gives the same.
+//!
+//! Only server runs (those with a team) are claimable; runs of `dragnet
+//! run` have no lease and are never taken over.
+
+use chrono::{DateTime, Utc};
+
+use crate::db::{col, Db, PgTime, SqliteTime, Stamp};
+use crate::error::{Error, Result};
+
+/// The database's clock in SQLite, in milliseconds since the epoch.
+const SQLITE_NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+
+/// A lease held on a run: which attempt this process runs, until when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub run_id: String,
+    /// The fencing token: every write of this attempt is conditioned on it.
+    pub attempt: i64,
+    pub owner: String,
+    /// By the database clock.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A lease's length, checked: at least one second, at most an hour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseLength(std::time::Duration);
+
+impl LeaseLength {
+    pub fn new(length: std::time::Duration) -> std::result::Result<LeaseLength, String> {
+        match length.as_millis() {
+            1_000..=3_600_000 => Ok(LeaseLength(length)),
+            ms => Err(format!(
+                "a lease of {ms} ms: give between 1 second and 1 hour"
+            )),
+        }
+    }
+
+    pub fn get(self) -> std::time::Duration {
+        self.0
+    }
+
+    fn millis(self) -> i64 {
+        i64::try_from(self.0.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    fn seconds(self) -> f64 {
+        self.0.as_secs_f64()
+    }
+}
+
+/// What a claim statement returns.
+fn lease_of<R, T>(row: &R, owner: &str) -> Result<Lease>
+where
+    R: sqlx::Row,
+    T: Stamp,
+    String: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    i64: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    T::Raw: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    &'static str: sqlx::ColumnIndex<R>,
+{
+    Ok(Lease {
+        run_id: col(row, "run_id")?,
+        attempt: col(row, "attempt")?,
+        owner: owner.to_string(),
+        expires_at: T::dec(col(row, "lease_expires_at")?)?,
+    })
+}
+
+impl Db {
+    /// Claims run `run_id` when it is queued and nobody has claimed it
+    /// yet (the process that submitted it starts it this way).
+    pub async fn claim_run(
+        &self,
+        run_id: &str,
+        owner: &str,
+        length: LeaseLength,
+    ) -> Result<Option<Lease>> {
+        const WHERE: &str = "WHERE run_id = $1 AND status = 'queued' AND lease_owner IS NULL \
+                             RETURNING run_id, attempt, lease_expires_at";
+        match self {
+            Db::Postgres(pool) => {
+                let sql = format!(
+                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $2, \
+                     lease_expires_at = now() + make_interval(secs => $3) {WHERE}"
+                );
+                let row = sqlx::query(&sql)
+                    .bind(run_id)
+                    .bind(owner)
+                    .bind(length.seconds())
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(Error::query("postgres", "runs.claim"))?;
+                row.map(|r| lease_of::<_, PgTime>(&r, owner)).transpose()
+            }
+            Db::Sqlite(pool) => {
+                let sql = format!(
+                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $2, \
+                     lease_expires_at = {SQLITE_NOW} + $3 {WHERE}"
+                );
+                let row = sqlx::query(&sql)
+                    .bind(run_id)
+                    .bind(owner)
+                    .bind(length.millis())
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(Error::query("sqlite", "runs.claim"))?;
+                row.map(|r| lease_of::<_, SqliteTime>(&r, owner))
+                    .transpose()
+            }
+        }
+    }
+
+    /// Claims the oldest claimable run: queued and unclaimed, or holding a
+    /// lease that expired (its process died or stalled: a takeover).
+    pub async fn claim_next(&self, owner: &str, length: LeaseLength) -> Result<Option<Lease>> {
+        match self {
+            Db::Postgres(pool) => {
+                let row = sqlx::query(
+                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $1, \
+                     lease_expires_at = now() + make_interval(secs => $2) \
+                     WHERE run_id = (SELECT run_id FROM runs WHERE team_id IS NOT NULL \
+                       AND ((status = 'queued' AND lease_owner IS NULL) \
+                         OR (status IN ('queued', 'running') AND lease_expires_at < now())) \
+                       ORDER BY started_at, run_id LIMIT 1 FOR UPDATE SKIP LOCKED) \
+                     RETURNING run_id, attempt, lease_expires_at",
+                )
+                .bind(owner)
+                .bind(length.seconds())
+                .fetch_optional(pool)
+                .await
+                .map_err(Error::query("postgres", "runs.claim_next"))?;
+                row.map(|r| lease_of::<_, PgTime>(&r, owner)).transpose()
+            }
+            Db::Sqlite(pool) => {
+                let sql = format!(
+                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $1, \
+                     lease_expires_at = {SQLITE_NOW} + $2 \
+                     WHERE run_id = (SELECT run_id FROM runs WHERE team_id IS NOT NULL \
+                       AND ((status = 'queued' AND lease_owner IS NULL) \
+                         OR (status IN ('queued', 'running') AND lease_expires_at < {SQLITE_NOW})) \
+                       ORDER BY started_at, run_id LIMIT 1) \
+                     RETURNING run_id, attempt, lease_expires_at"
+                );
+                let row = sqlx::query(&sql)
+                    .bind(owner)
+                    .bind(length.millis())
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(Error::query("sqlite", "runs.claim_next"))?;
+                row.map(|r| lease_of::<_, SqliteTime>(&r, owner))
+                    .transpose()
+            }
+        }
+    }
+
+    /// Renews `lease` for `length` from now (the database's now). `None`
+    /// when the lease is no longer this attempt's: another process took
+    /// the run over, and this one must stop and write nothing more.
+    pub async fn renew_lease(
+        &self,
+        lease: &Lease,
+        length: LeaseLength,
+    ) -> Result<Option<DateTime<Utc>>> {
+        const WHERE: &str = "WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3 \
+                             RETURNING lease_expires_at";
+        match self {
+            Db::Postgres(pool) => {
+                let sql = format!(
+                    "UPDATE runs SET lease_expires_at = now() + make_interval(secs => $4) {WHERE}"
+                );
+                let at: Option<DateTime<Utc>> = sqlx::query_scalar(&sql)
+                    .bind(&lease.run_id)
+                    .bind(lease.attempt)
+                    .bind(&lease.owner)
+                    .bind(length.seconds())
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(Error::query("postgres", "runs.renew_lease"))?;
+                Ok(at)
+            }
+            Db::Sqlite(pool) => {
+                let sql = format!("UPDATE runs SET lease_expires_at = {SQLITE_NOW} + $4 {WHERE}");
+                let at: Option<i64> = sqlx::query_scalar(&sql)
+                    .bind(&lease.run_id)
+                    .bind(lease.attempt)
+                    .bind(&lease.owner)
+                    .bind(length.millis())
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(Error::query("sqlite", "runs.renew_lease"))?;
+                at.map(SqliteTime::dec).transpose()
+            }
+        }
+    }
+
+    /// Hands `lease` back: it expires now, so any process may claim the
+    /// run at once (and resume it); the attempt is kept. False when the
+    /// lease was no longer this attempt's.
+    pub async fn release_lease(&self, lease: &Lease) -> Result<bool> {
+        const WHERE: &str = "WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3";
+        let done = match self {
+            Db::Postgres(pool) => sqlx::query(&format!(
+                "UPDATE runs SET lease_expires_at = now() - interval '1 millisecond' {WHERE}"
+            ))
+            .bind(&lease.run_id)
+            .bind(lease.attempt)
+            .bind(&lease.owner)
+            .execute(pool)
+            .await
+            .map_err(Error::query("postgres", "runs.release_lease"))?
+            .rows_affected(),
+            Db::Sqlite(pool) => sqlx::query(&format!(
+                "UPDATE runs SET lease_expires_at = {SQLITE_NOW} - 1 {WHERE}"
+            ))
+            .bind(&lease.run_id)
+            .bind(lease.attempt)
+            .bind(&lease.owner)
+            .execute(pool)
+            .await
+            .map_err(Error::query("sqlite", "runs.release_lease"))?
+            .rows_affected(),
+        };
+        Ok(done > 0)
+    }
+
+    /// Whether `lease` is still the run's current one (its attempt and
+    /// owner), whatever its expiry: the check a fenced write makes.
+    pub async fn holds_lease(&self, lease: &Lease) -> Result<bool> {
+        const SQL: &str =
+            "SELECT COUNT(*) FROM runs WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3";
+        let n: i64 = match self {
+            Db::Postgres(pool) => sqlx::query_scalar(SQL)
+                .bind(&lease.run_id)
+                .bind(lease.attempt)
+                .bind(&lease.owner)
+                .fetch_one(pool)
+                .await
+                .map_err(Error::query("postgres", "runs.holds_lease"))?,
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL)
+                .bind(&lease.run_id)
+                .bind(lease.attempt)
+                .bind(&lease.owner)
+                .fetch_one(pool)
+                .await
+                .map_err(Error::query("sqlite", "runs.holds_lease"))?,
+        };
+        Ok(n > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_lease_is_between_a_second_and_an_hour() {
+        assert!(LeaseLength::new(Duration::from_millis(999)).is_err());
+        assert!(LeaseLength::new(Duration::from_secs(1)).is_ok());
+        assert!(LeaseLength::new(Duration::from_secs(3600)).is_ok());
+        assert!(LeaseLength::new(Duration::from_secs(3601)).is_err());
+    }
+}
