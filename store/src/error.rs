@@ -36,6 +36,13 @@ pub enum Error {
     #[error("cannot take the setup lock {path}: {reason}")]
     SetupLock { path: PathBuf, reason: String },
 
+    /// A write of a run's attempt whose lease another attempt holds now:
+    /// nothing was written (SPEC §9 fencing).
+    #[error(
+        "run {run_id}: attempt {attempt} no longer holds the run's lease; the write was refused"
+    )]
+    Fenced { run_id: String, attempt: i64 },
+
     /// Another process already serves this SQLite store.
     #[error(
         "another `dragnet serve` or `dragnet worker` is already running on the SQLite store {db}; \

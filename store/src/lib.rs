@@ -33,7 +33,7 @@ pub mod testing;
 
 pub use db::{default_url, Db};
 pub use error::{Error, Result};
-pub use observer::{ObserverOptions, StoreObserver};
+pub use observer::{Fencing, ObserverOptions, StoreObserver};
 pub use process::{hostname, pid_alive};
 pub use results::EXPIRED_KEPT;
 pub use runs::{

@@ -4,6 +4,9 @@
 //! beats the running run's heartbeat. A failed write is logged and the
 //! writer goes on: every later write is a whole-row upsert, and a run whose
 //! first row never landed is written whole again before its next write.
+//! A run executed under a lease has every write fenced by its attempt; the
+//! first refused write (or failed renewal) stops the writer for good and
+//! says so through `Fencing::lost`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::db::Db;
-use crate::runs::RunOwner;
+use crate::runs::{Lease, LeaseLength, RunOwner};
 use crate::writer::Writer;
 
 /// How a `StoreObserver` behaves.
@@ -31,6 +34,20 @@ pub struct ObserverOptions {
     pub grace: Duration,
     /// Stored with the run; `mark_interrupted` reads it.
     pub owner: RunOwner,
+    /// The lease the run is executed under (server runs): every write is
+    /// fenced by it, and heartbeats renew it.
+    pub fencing: Option<Fencing>,
+}
+
+/// A run's lease, as its writer uses it.
+#[derive(Debug, Clone)]
+pub struct Fencing {
+    pub lease: Lease,
+    /// How far each heartbeat extends the lease.
+    pub length: LeaseLength,
+    /// Cancelled when a write is refused or a renewal fails: another
+    /// attempt holds the run now, and this one must stop.
+    pub lost: CancellationToken,
 }
 
 impl Default for ObserverOptions {
@@ -39,6 +56,7 @@ impl Default for ObserverOptions {
             heartbeat: Duration::from_secs(5),
             grace: Duration::from_secs(5),
             owner: RunOwner::this_process(),
+            fencing: None,
         }
     }
 }

@@ -41,6 +41,9 @@ pub(crate) struct Writer {
     clock: Arc<dyn Clock>,
     options: ObserverOptions,
     current: Option<Current>,
+    /// A write was refused: another attempt holds the run; nothing more
+    /// is written.
+    fenced: bool,
 }
 
 impl Writer {
@@ -50,7 +53,33 @@ impl Writer {
             clock,
             options,
             current: None,
+            fenced: false,
         }
+    }
+
+    fn lease(&self) -> Option<&crate::runs::Lease> {
+        self.options.fencing.as_ref().map(|f| &f.lease)
+    }
+
+    /// Takes note of a write's outcome: a refused write stops the writer
+    /// and signals the run; other failures are logged.
+    fn settle(&mut self, run_id: &str, event: &'static str, result: crate::error::Result<()>) {
+        if let Err(crate::error::Error::Fenced { attempt, .. }) = &result {
+            if !self.fenced {
+                tracing::warn!(
+                    run_id,
+                    attempt,
+                    event,
+                    "another attempt holds the run's lease now: this one stops writing"
+                );
+            }
+            self.fenced = true;
+            if let Some(f) = &self.options.fencing {
+                f.lost.cancel();
+            }
+            return;
+        }
+        log_failure(run_id, event, result);
     }
 
     /// Runs until `Close`, the channel's end, or cancellation plus grace.
@@ -158,19 +187,24 @@ impl Writer {
             done.clear();
             return;
         }
-        let Some(cur) = self.current.as_mut() else {
+        let lease = self.options.fencing.as_ref().map(|f| &f.lease);
+        let Some(cur) = self.current.as_mut().filter(|_| !self.fenced) else {
             done.clear();
             return;
         };
         let steps: Vec<(usize, &StepRecord)> =
             done.iter().map(|&i| (i, &cur.record.steps[i])).collect();
-        let written = self.db.write_steps(&cur.record.run_id, &steps).await;
+        let written = self
+            .db
+            .write_steps_fenced(&cur.record.run_id, &steps, lease)
+            .await;
         if written.is_ok() {
             for &i in done.iter() {
                 cur.step_written[i] = cur.record.steps[i].is_finished();
             }
         }
-        log_failure(&cur.record.run_id, "step_finished", written);
+        let run_id = cur.record.run_id.clone();
+        self.settle(&run_id, "step_finished", written);
         done.clear();
     }
 
@@ -210,15 +244,23 @@ impl Writer {
                 if self.ensure_row(at).await {
                     return;
                 }
-                let Some(cur) = self.current.as_ref() else {
+                let Some(cur) = self.current.as_ref().filter(|_| !self.fenced) else {
                     return;
                 };
                 let step = &cur.record.steps[idx];
                 let written = self
                     .db
-                    .mark_step_running(&cur.record.run_id, idx, &step.id, step.kind, at)
+                    .mark_step_running_fenced(
+                        &cur.record.run_id,
+                        idx,
+                        &step.id,
+                        step.kind,
+                        at,
+                        self.lease(),
+                    )
                     .await;
-                log_failure(&cur.record.run_id, "step_started", written);
+                let run_id = cur.record.run_id.clone();
+                self.settle(&run_id, "step_started", written);
             }
             Event::StepFinished(record) => {
                 let Some(idx) = self.step_index(&record.id) else {
@@ -262,9 +304,14 @@ impl Writer {
         if cur.row_written {
             return false;
         }
+        if self.fenced {
+            // Nothing of this attempt is written any more: callers skip.
+            return true;
+        }
+        let lease = self.options.fencing.as_ref().map(|f| &f.lease);
         let written = self
             .db
-            .write_run(&cur.record, &self.options.owner, heartbeat_at)
+            .write_run_fenced(&cur.record, &self.options.owner, heartbeat_at, lease)
             .await;
         if written.is_ok() {
             cur.row_written = true;
@@ -272,20 +319,29 @@ impl Writer {
                 *done = step.is_finished();
             }
         }
-        log_failure(&cur.record.run_id, "run_started", written);
-        cur.row_written
+        let (run_id, landed) = (cur.record.run_id.clone(), cur.row_written);
+        self.settle(&run_id, "run_started", written);
+        landed
     }
 
     async fn write_step(&mut self, idx: usize) {
+        if self.fenced {
+            return;
+        }
+        let lease = self.options.fencing.as_ref().map(|f| &f.lease);
         let Some(cur) = self.current.as_mut() else {
             return;
         };
         let step = &cur.record.steps[idx];
-        let written = self.db.write_step(&cur.record.run_id, idx, step).await;
+        let written = self
+            .db
+            .write_steps_fenced(&cur.record.run_id, &[(idx, step)], lease)
+            .await;
         if written.is_ok() {
             cur.step_written[idx] = step.is_finished();
         }
-        log_failure(&cur.record.run_id, "step_finished", written);
+        let run_id = cur.record.run_id.clone();
+        self.settle(&run_id, "step_finished", written);
     }
 
     async fn finish(&mut self, record: RunRecord) {
@@ -317,12 +373,13 @@ impl Writer {
                     .collect()
             });
             self.write_finished(&mut pending).await;
-            if let Some(cur) = self.current.as_ref() {
+            if let Some(cur) = self.current.as_ref().filter(|_| !self.fenced) {
                 let written = self
                     .db
-                    .write_run_row(&cur.record, &self.options.owner, now)
+                    .write_run_row_fenced(&cur.record, &self.options.owner, now, self.lease())
                     .await;
-                log_failure(&cur.record.run_id, "run_finished", written);
+                let run_id = cur.record.run_id.clone();
+                self.settle(&run_id, "run_finished", written);
             }
         }
         if let Some(cur) = self.current.as_mut() {
@@ -335,11 +392,31 @@ impl Writer {
         if self.ensure_row(now).await {
             return;
         }
-        let Some(cur) = self.current.as_ref() else {
+        let Some(cur) = self.current.as_ref().filter(|_| !self.fenced) else {
             return;
         };
-        let beat = self.db.heartbeat(&cur.record.run_id, now).await.map(|_| ());
-        log_failure(&cur.record.run_id, "heartbeat", beat);
+        let run_id = cur.record.run_id.clone();
+        // Under a lease, the beat renews it first; a renewal refused means
+        // another attempt took the run over.
+        if let Some(f) = &self.options.fencing {
+            match self.db.renew_lease(&f.lease, f.length).await {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    let refused = Err(crate::error::Error::Fenced {
+                        run_id: run_id.clone(),
+                        attempt: f.lease.attempt,
+                    });
+                    self.settle(&run_id, "heartbeat", refused);
+                    return;
+                }
+                Err(e) => {
+                    log_failure(&run_id, "lease renewal", Err(e));
+                    return;
+                }
+            }
+        }
+        let beat = self.db.heartbeat(&run_id, now).await.map(|_| ());
+        log_failure(&run_id, "heartbeat", beat);
     }
 }
 

@@ -3,19 +3,32 @@
 //! is kept, one that expired is taken over with the next attempt, and the
 //! older attempt can then neither renew nor hand back, and no longer holds
 //! the run; a lease handed back is claimable at once with its attempt
-//! kept.
+//! kept. A run's writer under a lease: its writes land while it holds
+//! the lease; once another attempt has taken the run over, its next write
+//! is refused, nothing of it lands, and the writer says it lost the run.
+//! Its heartbeats renew the lease (by the database clock), and the first
+//! renewal refused says so too.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
 use chrono::{DateTime, Utc};
-use dragnet_store::{on_both_backends, Db, LeaseLength, NewRun, RunOwner};
+use dragnet_engine::run::{RunObserver, RunRecord, RunStatus, StepRecord, StepStatus, StepType};
+use dragnet_steps::clock::SystemClock;
+use dragnet_store::{
+    on_both_backends, Db, Fencing, LeaseLength, NewRun, ObserverOptions, RunOwner, StoreObserver,
+};
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 on_both_backends!(
     a_run_is_claimed_once_and_taken_over_only_after_its_lease,
-    concurrent_claimers_never_share_a_run
+    concurrent_claimers_never_share_a_run,
+    a_writer_whose_lease_was_taken_over_writes_nothing_more,
+    heartbeats_renew_the_lease_until_another_attempt_holds_it
 );
 
 fn now() -> DateTime<Utc> {
@@ -112,5 +125,135 @@ async fn concurrent_claimers_never_share_a_run(db: Db) -> Result<()> {
     let distinct: HashSet<&String> = all.iter().collect();
     ensure!(all.len() == 20, "every run claimed once: {all:?}");
     ensure!(distinct.len() == 20, "no run claimed twice: {all:?}");
+    Ok(())
+}
+
+fn record(run_id: &str) -> RunRecord {
+    RunRecord {
+        run_id: run_id.into(),
+        workflow: "wf".into(),
+        source: "wf.yaml".into(),
+        status: RunStatus::Running,
+        started_at: now(),
+        finished_at: None,
+        duration_ms: 0,
+        inputs: json!({}),
+        steps: vec![
+            StepRecord::pending("first", StepType::Tool),
+            StepRecord::pending("second", StepType::Tool),
+        ],
+    }
+}
+
+fn finished(id: &str) -> StepRecord {
+    let mut step = StepRecord::pending(id, StepType::Tool);
+    step.status = StepStatus::Succeeded;
+    step.started_at = Some(now());
+    step.finished_at = Some(now());
+    step
+}
+
+async fn a_writer_whose_lease_was_taken_over_writes_nothing_more(db: Db) -> Result<()> {
+    db.create_team("t1", "team one", now()).await?;
+    submit(&db, "run_f").await?;
+    let lease = db
+        .claim_run("run_f", "proc-1", length(1_000))
+        .await?
+        .context("claimed")?;
+    let lost = CancellationToken::new();
+    let tracker = TaskTracker::new();
+    let observer = StoreObserver::start(
+        db.clone(),
+        Arc::new(SystemClock),
+        ObserverOptions {
+            // No beat within the test: the lease runs out on its own.
+            heartbeat: Duration::from_secs(600),
+            grace: Duration::from_secs(5),
+            owner: RunOwner::this_process(),
+            fencing: Some(Fencing {
+                lease,
+                length: length(1_000),
+                lost: lost.clone(),
+            }),
+        },
+        &tracker,
+        CancellationToken::new(),
+    );
+    let mut run = record("run_f");
+    observer.run_started(&run);
+    observer.step_finished(&finished("first"));
+    observer.flush().await;
+    let stored = db.get_run("run_f").await?.context("stored")?;
+    ensure!(
+        stored.steps[0].status == StepStatus::Succeeded,
+        "{stored:?}"
+    );
+    ensure!(!lost.is_cancelled());
+    // Stalled past its lease: another process takes the run over.
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let theirs = db
+        .claim_next("proc-2", length(60_000))
+        .await?
+        .context("taken over")?;
+    ensure!(theirs.attempt == 2);
+    observer.step_finished(&finished("second"));
+    run.status = RunStatus::Succeeded;
+    run.steps = vec![finished("first"), finished("second")];
+    run.finished_at = Some(now());
+    observer.run_finished(&run);
+    observer.close().await;
+    ensure!(lost.is_cancelled(), "the writer says it lost the run");
+    let stored = db.get_run("run_f").await?.context("stored")?;
+    ensure!(
+        stored.steps[1].status == StepStatus::Pending && stored.status != RunStatus::Succeeded,
+        "nothing of the old attempt landed: {stored:?}"
+    );
+    Ok(())
+}
+
+async fn heartbeats_renew_the_lease_until_another_attempt_holds_it(db: Db) -> Result<()> {
+    db.create_team("t1", "team one", now()).await?;
+    submit(&db, "run_h").await?;
+    let lease = db
+        .claim_run("run_h", "proc-1", length(1_000))
+        .await?
+        .context("claimed")?;
+    let lost = CancellationToken::new();
+    let tracker = TaskTracker::new();
+    let observer = StoreObserver::start(
+        db.clone(),
+        Arc::new(SystemClock),
+        ObserverOptions {
+            heartbeat: Duration::from_millis(100),
+            grace: Duration::from_secs(5),
+            owner: RunOwner::this_process(),
+            fencing: Some(Fencing {
+                lease: lease.clone(),
+                length: length(1_000),
+                lost: lost.clone(),
+            }),
+        },
+        &tracker,
+        CancellationToken::new(),
+    );
+    observer.run_started(&record("run_h"));
+    // Well past the first expiry, the beats have kept the lease alive.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    ensure!(
+        db.claim_next("proc-2", length(60_000)).await?.is_none(),
+        "a renewed lease is not taken over"
+    );
+    ensure!(!lost.is_cancelled());
+    // Handed to another attempt behind the writer's back: the next beat
+    // is refused.
+    ensure!(db.release_lease(&lease).await?);
+    let theirs = db
+        .claim_next("proc-2", length(60_000))
+        .await?
+        .context("claimed")?;
+    ensure!(theirs.attempt == 2);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    ensure!(lost.is_cancelled(), "the refused renewal is reported");
+    observer.close().await;
     Ok(())
 }

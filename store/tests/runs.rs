@@ -92,6 +92,7 @@ fn observer(
         heartbeat,
         grace: Duration::from_secs(5),
         owner: owner(),
+        fencing: None,
     };
     StoreObserver::start(db.clone(), clock, options, tracker, cancel)
 }

@@ -8,7 +8,7 @@
 use chrono::{DateTime, Utc};
 use dragnet_engine::run::{RunRecord, StepRecord, StepType};
 
-use super::RunOwner;
+use super::{Lease, RunOwner};
 use crate::codec;
 use crate::db::{to_i64, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
@@ -36,6 +36,39 @@ const UPSERT_STEP: &str = "INSERT INTO run_steps \
 const STEP_RUNNING: &str = "INSERT INTO run_steps (run_id, idx, id, kind, status, started_at) \
      VALUES ($1, $2, $3, $4, 'running', $5) \
      ON CONFLICT (run_id, idx) DO UPDATE SET status = 'running', started_at = excluded.started_at";
+
+/// The fence a write of attempt `$2` (held by `$3`) passes first, in its
+/// transaction: the run's row is locked and must still be that attempt's.
+const FENCE_PG: &str = "SELECT attempt FROM runs WHERE run_id = $1 AND attempt = $2 \
+     AND lease_owner = $3 FOR UPDATE";
+const FENCE_SQLITE: &str =
+    "SELECT attempt FROM runs WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3";
+
+/// Passes the fence of `$lease` in transaction `$tx` of `$db`, or returns
+/// `Error::Fenced` from the enclosing function.
+macro_rules! pass_fence {
+    ($db:expr, $tx:ident, $lease:expr, $op:expr) => {
+        if let Some(lease) = $lease {
+            let sql = match $db {
+                Db::Postgres(_) => FENCE_PG,
+                Db::Sqlite(_) => FENCE_SQLITE,
+            };
+            let held: Option<i64> = sqlx::query_scalar(sql)
+                .bind(&lease.run_id)
+                .bind(lease.attempt)
+                .bind(&lease.owner)
+                .fetch_optional(&mut *$tx)
+                .await
+                .map_err($op)?;
+            if held.is_none() {
+                return Err(Error::Fenced {
+                    run_id: lease.run_id.clone(),
+                    attempt: lease.attempt,
+                });
+            }
+        }
+    };
+}
 
 const HEARTBEAT: &str =
     "UPDATE runs SET heartbeat_at = $2 WHERE run_id = $1 AND status IN ('running', 'queued')";
@@ -109,7 +142,19 @@ impl Db {
         owner: &RunOwner,
         heartbeat_at: DateTime<Utc>,
     ) -> Result<()> {
-        self.upsert_run(run, owner, heartbeat_at, true).await
+        self.upsert_run(run, owner, heartbeat_at, true, None).await
+    }
+
+    /// `write_run` by the holder of `lease` only: `Error::Fenced`, and
+    /// nothing written, once the lease is another attempt's.
+    pub async fn write_run_fenced(
+        &self,
+        run: &RunRecord,
+        owner: &RunOwner,
+        heartbeat_at: DateTime<Utc>,
+        lease: Option<&Lease>,
+    ) -> Result<()> {
+        self.upsert_run(run, owner, heartbeat_at, true, lease).await
     }
 
     /// Writes a run's own row only (status, timing, heartbeat), not its steps.
@@ -119,7 +164,19 @@ impl Db {
         owner: &RunOwner,
         heartbeat_at: DateTime<Utc>,
     ) -> Result<()> {
-        self.upsert_run(run, owner, heartbeat_at, false).await
+        self.upsert_run(run, owner, heartbeat_at, false, None).await
+    }
+
+    /// `write_run_row` by the holder of `lease` only.
+    pub async fn write_run_row_fenced(
+        &self,
+        run: &RunRecord,
+        owner: &RunOwner,
+        heartbeat_at: DateTime<Utc>,
+        lease: Option<&Lease>,
+    ) -> Result<()> {
+        self.upsert_run(run, owner, heartbeat_at, false, lease)
+            .await
     }
 
     async fn upsert_run(
@@ -128,6 +185,7 @@ impl Db {
         owner: &RunOwner,
         heartbeat_at: DateTime<Utc>,
         with_steps: bool,
+        lease: Option<&Lease>,
     ) -> Result<()> {
         let row = run_row(run, owner)?;
         let mut steps = Vec::new();
@@ -139,6 +197,7 @@ impl Db {
         let op = || Error::query(self.backend(), "runs.write");
         with_pool!(self, |pool, T| {
             let mut tx = pool.begin().await.map_err(op())?;
+            pass_fence!(self, tx, lease, op());
             sqlx::query(UPSERT_RUN)
                 .bind(&run.run_id)
                 .bind(&run.workflow)
@@ -167,12 +226,22 @@ impl Db {
 
     /// Writes step `idx` of run `run_id` whole (its final record, usually).
     pub async fn write_step(&self, run_id: &str, idx: usize, step: &StepRecord) -> Result<()> {
-        self.write_steps(run_id, &[(idx, step)]).await
+        self.write_steps_fenced(run_id, &[(idx, step)], None).await
     }
 
     /// Writes steps `(idx, record)` of run `run_id` whole, in one
     /// transaction (one commit for a batch of finished steps).
     pub async fn write_steps(&self, run_id: &str, steps: &[(usize, &StepRecord)]) -> Result<()> {
+        self.write_steps_fenced(run_id, steps, None).await
+    }
+
+    /// `write_steps` by the holder of `lease` only.
+    pub async fn write_steps_fenced(
+        &self,
+        run_id: &str,
+        steps: &[(usize, &StepRecord)],
+        lease: Option<&Lease>,
+    ) -> Result<()> {
         let mut rows = Vec::with_capacity(steps.len());
         for (idx, step) in steps {
             rows.push(step_row(*idx, step).await?);
@@ -180,6 +249,7 @@ impl Db {
         let op = || Error::query(self.backend(), "runs.write_step");
         with_pool!(self, |pool, T| {
             let mut tx = pool.begin().await.map_err(op())?;
+            pass_fence!(self, tx, lease, op());
             for ((_, step), enc) in steps.iter().zip(&rows) {
                 bind_step(sqlx::query(UPSERT_STEP), run_id, step, enc, T::enc)
                     .execute(&mut *tx)
@@ -200,17 +270,35 @@ impl Db {
         kind: StepType,
         at: DateTime<Utc>,
     ) -> Result<()> {
+        self.mark_step_running_fenced(run_id, idx, id, kind, at, None)
+            .await
+    }
+
+    /// `mark_step_running` by the holder of `lease` only.
+    pub async fn mark_step_running_fenced(
+        &self,
+        run_id: &str,
+        idx: usize,
+        id: &str,
+        kind: StepType,
+        at: DateTime<Utc>,
+        lease: Option<&Lease>,
+    ) -> Result<()> {
         let idx = to_i64(idx as u64, "step index")?;
+        let op = || Error::query(self.backend(), "runs.step_running");
         with_pool!(self, |pool, T| {
+            let mut tx = pool.begin().await.map_err(op())?;
+            pass_fence!(self, tx, lease, op());
             sqlx::query(STEP_RUNNING)
                 .bind(run_id)
                 .bind(idx)
                 .bind(id)
                 .bind(kind.as_str())
                 .bind(T::enc(at))
-                .execute(pool)
+                .execute(&mut *tx)
                 .await
-                .map_err(Error::query(self.backend(), "runs.step_running"))?;
+                .map_err(op())?;
+            tx.commit().await.map_err(op())?;
         });
         Ok(())
     }
