@@ -49,7 +49,7 @@ fn through_gateway(config: &Path, steps: Value) -> Vec<Value> {
         "stdio": {
             "command": binary().display().to_string(),
             "args": ["mcp", "--config", config.display().to_string(), "--agent", "support", "--stdio"],
-            "env": {"DATABASE_URL": fresh_db(), "DRAGNET_LOG": "warn"},
+            "env": {"DATABASE_URL": fresh_db(), "DRAGNET_LOG": "warn", "TEST_UPSTREAM_KEY": "k-123"},
         },
         "mode": "legacy",
         "steps": steps,
@@ -66,7 +66,9 @@ fn recorded(record: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn check(config: &Path, record: &Path) {
+/// Walks, notes and checks what reached the upstream; `key` is the
+/// `X-Upstream-Key` it must have seen (read from the environment).
+fn check(config: &Path, record: &Path, key: Option<&str>) {
     let seen = through_gateway(
         config,
         json!([
@@ -123,6 +125,7 @@ fn check(config: &Path, record: &Path) {
     for c in &calls {
         let args = c["arguments"].as_object().unwrap();
         assert!(args.keys().all(|k| !k.starts_with('_')), "{c}");
+        assert_eq!(c["key"].as_str(), key, "{c}");
     }
 }
 
@@ -132,7 +135,7 @@ fn a_stdio_upstream_mcp_server_is_listed_whole_guarded_and_walked() {
     let server =
         json!({"command": [python(), script("upstream_server.py"), record.display().to_string()]});
     let config = config(&server.to_string());
-    check(&config, &record);
+    check(&config, &record, None);
     let _ = std::fs::remove_file(&config);
     let _ = std::fs::remove_file(&record);
 }
@@ -200,9 +203,14 @@ fn a_streamable_http_upstream_mcp_server_is_walked_the_same_way() {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     });
     assert!(up, "the upstream did not start listening");
-    let server = json!({"url": format!("http://127.0.0.1:{port}/mcp")});
+    // The secret header comes from the environment, not the file.
+    let server = json!({
+        "url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers_env": {"X-Upstream-Key": "TEST_UPSTREAM_KEY"},
+    });
     let config = config(&server.to_string());
-    check(&config, &record);
+    assert!(!std::fs::read_to_string(&config).unwrap().contains("k-123"));
+    check(&config, &record, Some("k-123"));
     let _ = std::fs::remove_file(&config);
     let _ = std::fs::remove_file(&record);
 }

@@ -26,7 +26,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::caller::{cache_scope, cache_ttl, Caller, CredentialKind};
 use crate::config::file::CredentialsFile;
-use crate::config::{AgentConfig, BaseUrl, Binding, ProviderKind};
+use crate::config::{AgentConfig, BaseUrl, Binding, McpServer, ProviderKind};
 use crate::guard::guard;
 use crate::listing::{agent_tools, Bound, ToolDefinition};
 use crate::restriction::{PendingCuts, FETCH_TOOL, QUERY_TOOL};
@@ -148,7 +148,8 @@ impl Gateway {
                     ProviderUpstream::Http(Arc::new(up))
                 }
                 ProviderKind::Mcp(server) => {
-                    let up = McpUpstream::connect(name, server, &tasks, shutdown.child_token())
+                    let server = with_secret_headers(name, server, &env)?;
+                    let up = McpUpstream::connect(name, &server, &tasks, shutdown.child_token())
                         .await
                         .map_err(|e| StartError::Mcp {
                             provider: name.clone(),
@@ -444,6 +445,39 @@ fn organisation_credentials(
     })
 }
 
+/// An upstream MCP server's connection with its `headers_env` values read
+/// from the environment into its headers.
+fn with_secret_headers(
+    provider: &str,
+    server: &McpServer,
+    env: &EnvLookup,
+) -> Result<McpServer, StartError> {
+    let McpServer::Url {
+        url,
+        headers,
+        headers_env,
+    } = server
+    else {
+        return Ok(server.clone());
+    };
+    let mut headers = headers.clone();
+    for (name, var) in headers_env {
+        let value =
+            env(var)
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| StartError::MissingVariable {
+                    provider: provider.to_string(),
+                    var: var.clone(),
+                })?;
+        headers.insert(name.clone(), value);
+    }
+    Ok(McpServer::Url {
+        url: url.clone(),
+        headers,
+        headers_env: Default::default(),
+    })
+}
+
 /// Gives every binding to an upstream MCP server its tool, as the server
 /// listed it.
 fn resolve_mcp_bindings(
@@ -469,4 +503,32 @@ fn resolve_mcp_bindings(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server() -> McpServer {
+        McpServer::Url {
+            url: "http://127.0.0.1:1/mcp".into(),
+            headers: [("X-Team".to_string(), "support".to_string())].into(),
+            headers_env: [("Authorization".to_string(), "WIKI_TOKEN".to_string())].into(),
+        }
+    }
+
+    #[test]
+    fn secret_headers_come_from_the_environment_or_the_start_fails_naming_the_variable() {
+        let set: EnvLookup =
+            Arc::new(|var| (var == "WIKI_TOKEN").then(|| "Bearer s3cret".to_string()));
+        let McpServer::Url { headers, .. } = with_secret_headers("wiki", &server(), &set).unwrap()
+        else {
+            panic!("a URL server")
+        };
+        assert_eq!(headers["Authorization"], "Bearer s3cret");
+        assert_eq!(headers["X-Team"], "support");
+        let unset: EnvLookup = Arc::new(|_| None);
+        let error = with_secret_headers("wiki", &server(), &unset).unwrap_err();
+        assert!(error.to_string().contains("WIKI_TOKEN"), "{error}");
+    }
 }

@@ -4,7 +4,8 @@ SDK's low-level server so its tool list can come in pages: two tools per
 last page. `list_tickets` pages by `page` and `per_page` (at most 50 a
 page; 230 tickets) and reports progress for each page; `ticket_note`
 answers prose; `crash` exits the process (to see it restarted). Every call's arguments are appended to RECORD, one JSON line
-each, so a test can see exactly what reached the upstream.
+each (with the `X-Upstream-Key` header over HTTP), so a test can see
+exactly what reached the upstream.
 
 Usage: upstream_server.py RECORD            (stdio)
        upstream_server.py RECORD --http PORT (streamable HTTP at /mcp)
@@ -48,9 +49,12 @@ TOOLS = [
 ]
 
 
-def record(name, arguments):
+def record(ctx, name, arguments):
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    key = headers.get("x-upstream-key") if headers is not None else None
     with open(RECORD, "a", encoding="utf-8") as f:
-        f.write(json.dumps({"tool": name, "arguments": arguments}) + "\n")
+        f.write(json.dumps({"tool": name, "arguments": arguments, "key": key}) + "\n")
 
 
 async def list_tools(ctx, params):
@@ -67,7 +71,7 @@ def text(value):
 
 async def call_tool(ctx, params):
     args = params.arguments or {}
-    record(params.name, args)
+    record(ctx, params.name, args)
     if params.name == "list_tickets":
         page = int(args.get("page", 1))
         per_page = min(int(args.get("per_page", 20)), MOST)

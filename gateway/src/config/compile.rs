@@ -278,6 +278,7 @@ fn mcp_server(
             Some(ProviderKind::Mcp(McpServer::Url {
                 url: url.clone(),
                 headers: mcp.headers.clone(),
+                headers_env: mcp.headers_env.clone(),
             }))
         }
         (None, Some(url)) => {

@@ -101,6 +101,11 @@ pub struct McpFile {
     /// Sent with every request to `url`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Sent with every request to `url`, each value read from the named
+    /// environment variable when the gateway starts (for secrets, which
+    /// do not belong in this file).
+    #[serde(default)]
+    pub headers_env: BTreeMap<String, String>,
 }
 
 /// Organisation credentials, read from the environment when the gateway

@@ -67,6 +67,8 @@ pub enum McpServer {
     Url {
         url: String,
         headers: BTreeMap<String, String>,
+        /// Header name → the environment variable its value is read from.
+        headers_env: BTreeMap<String, String>,
     },
 }
 

@@ -348,7 +348,7 @@ async fn open(server: &McpServer, routes: &Routes) -> Result<Running, McpClientE
                 .await
                 .map_err(|e| McpClientError::Handshake(e.to_string()))
         }
-        McpServer::Url { url, headers } => {
+        McpServer::Url { url, headers, .. } => {
             // reqwest 0.13 (rmcp's) needs a process-wide TLS provider.
             let _ = rustls::crypto::ring::default_provider().install_default();
             let transport = StreamableHttpClientTransport::from_config(http_config(url, headers)?);
