@@ -55,6 +55,10 @@ pub struct ServerSettings {
     pub max_running_runs: usize,
     /// The token `GET /metrics` asks for (`DRAGNET_METRICS_TOKEN` only).
     pub metrics_token: Option<Secret>,
+    /// How long a lease on a run lasts (`DRAGNET_LEASE_SECONDS`,
+    /// `[server] lease_seconds`, 1 to 3600, 30 by default); heartbeats
+    /// renew it every third of that.
+    pub lease: dragnet_store::LeaseLength,
 }
 
 /// Where `dragnet serve` listens by default.
@@ -103,6 +107,7 @@ struct FileServer {
     workflows_dir: Option<PathBuf>,
     shutdown_grace_seconds: Option<Spanned<u64>>,
     max_running_runs: Option<Spanned<usize>>,
+    lease_seconds: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -325,7 +330,30 @@ impl Config {
                 ))
             }
         };
+        let lease = match (env("DRAGNET_LEASE_SECONDS"), &file.server.lease_seconds) {
+            (Some(text), _) => text
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| dragnet_store::LeaseLength::new(Duration::from_secs(n)).ok())
+                .ok_or_else(|| {
+                    CliError::argument_error(
+                        "DRAGNET_LEASE_SECONDS",
+                        format!("`{text}` is not a number of seconds from 1 to 3600"),
+                    )
+                })?,
+            (None, Some(n)) => dragnet_store::LeaseLength::new(Duration::from_secs(*n.get_ref()))
+                .map_err(|_| {
+                source.value_error(
+                    n.span(),
+                    "server.lease_seconds",
+                    format!("is {}; it must be from 1 to 3600", n.get_ref()),
+                )
+            })?,
+            (None, None) => dragnet_store::LeaseLength::DEFAULT,
+        };
         let server = ServerSettings {
+            lease,
             max_running_runs,
             metrics_token: env("DRAGNET_METRICS_TOKEN").map(Secret::new),
             bind: env("DRAGNET_BIND")

@@ -76,6 +76,8 @@ enum Command {
     Cache(db_cmd::CacheCommand),
     /// Serve the HTTP API: teams submit workflows, start runs and follow them.
     Serve(serve_cmd::ServeArgs),
+    /// Claim and run a server's runs (and fire its schedules) without serving the API.
+    Worker(serve_cmd::WorkerArgs),
     /// The server's teams: create or list.
     #[command(subcommand)]
     Teams(team_cmd::TeamsCommand),
@@ -137,6 +139,7 @@ fn main() -> ExitCode {
             Command::Runs(c) => db_cmd::runs(&config()?, c, out).await,
             Command::Cache(c) => db_cmd::cache(&config()?, c, out).await,
             Command::Serve(args) => serve_cmd::serve(&config()?, args, out).await,
+            Command::Worker(args) => serve_cmd::worker(&config()?, args, out).await,
             Command::Teams(c) => team_cmd::teams(&config()?, c, out).await,
             Command::Tokens(c) => team_cmd::tokens(&config()?, c, out).await,
             Command::Workflows(c) => remote_cmd::workflows(&config()?, c, out).await,
@@ -180,6 +183,7 @@ impl Command {
             | Command::Demo
             | Command::Migrate
             | Command::Serve(_)
+            | Command::Worker(_)
             | Command::Teams(_)
             | Command::Tokens(_)
             | Command::Workflows(remote_cmd::WorkflowsCommand::Push { .. })

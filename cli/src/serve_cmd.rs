@@ -1,5 +1,5 @@
 //! `dragnet serve`: the HTTP API and the runs it starts, in this process,
-//! on the configured store. The first Ctrl-C or SIGTERM stops taking work
+//! on the configured store; and `dragnet worker`, the same without the API. The first Ctrl-C or SIGTERM stops taking work
 //! and lets running runs finish within the grace period (the rest are
 //! recorded as interrupted); a second one exits at once.
 
@@ -39,18 +39,7 @@ pub async fn serve(config: &Config, args: ServeArgs, out: &mut Out) -> Result<u8
     // SQLite stays single-process: a second server on the file is refused.
     let _serving = services.db.serving_lock()?;
     services.start_sweeper();
-    let server_config = ServerConfig {
-        workflows_dir: args
-            .workflows_dir
-            .or_else(|| config.server.workflows_dir.clone()),
-        limits: config.limits.clone(),
-        step_concurrency: config.concurrency.get(),
-        cache_mode: config.cache_mode,
-        shutdown_grace: config.server.shutdown_grace,
-        max_running_runs: config.server.max_running_runs,
-        metrics_token: config.server.metrics_token.clone(),
-        ..ServerConfig::default()
-    };
+    let server_config = server_config(config, args.workflows_dir);
     let state = AppState::new(
         services.db.clone(),
         server_config,
@@ -64,9 +53,11 @@ pub async fn serve(config: &Config, args: ServeArgs, out: &mut Out) -> Result<u8
         services.db.backend()
     )?;
     out.flush()?;
-    services
-        .tracker
-        .spawn(signals(state.stopping().clone(), services.cancel.clone()));
+    services.tracker.spawn(signals(
+        "serve",
+        state.stopping().clone(),
+        services.cancel.clone(),
+    ));
     let served = dragnet_server::serve(listener, state).await;
     services.shutdown().await;
     served.context("serving the API")?;
@@ -74,17 +65,73 @@ pub async fn serve(config: &Config, args: ServeArgs, out: &mut Out) -> Result<u8
     Ok(EXIT_COMPLETE)
 }
 
+/// The server's settings from the configuration.
+fn server_config(config: &Config, workflows_dir: Option<PathBuf>) -> ServerConfig {
+    ServerConfig {
+        workflows_dir: workflows_dir.or_else(|| config.server.workflows_dir.clone()),
+        limits: config.limits.clone(),
+        step_concurrency: config.concurrency.get(),
+        cache_mode: config.cache_mode,
+        shutdown_grace: config.server.shutdown_grace,
+        max_running_runs: config.server.max_running_runs,
+        metrics_token: config.server.metrics_token.clone(),
+        lease: config.server.lease,
+        ..ServerConfig::default()
+    }
+}
+
+#[derive(Args)]
+pub struct WorkerArgs {
+    /// Folder submitted workflows' `openapi:` paths are read from.
+    #[arg(long, value_name = "DIR")]
+    workflows_dir: Option<PathBuf>,
+}
+
+/// `dragnet worker`: a server's work without its API — claiming runs
+/// (queued ones nobody started, and ones whose lease expired, which it
+/// resumes) and firing schedules — until Ctrl-C or SIGTERM, which stop it
+/// as they stop `serve`.
+pub async fn worker(config: &Config, args: WorkerArgs, out: &mut Out) -> Result<u8> {
+    let services = Services::open(config).await?;
+    let _serving = services.db.serving_lock()?;
+    services.start_sweeper();
+    let state = AppState::new(
+        services.db.clone(),
+        server_config(config, args.workflows_dir),
+        services.clock.clone(),
+        services.tracker.clone(),
+        services.cancel.clone(),
+    );
+    writeln!(
+        out,
+        "dragnet worker: claiming runs and firing schedules (store: {})",
+        services.db.backend()
+    )?;
+    out.flush()?;
+    services.tracker.spawn(signals(
+        "worker",
+        state.stopping().clone(),
+        services.cancel.clone(),
+    ));
+    dragnet_server::work(state).await;
+    services.shutdown().await;
+    say("dragnet worker: stopped");
+    Ok(EXIT_COMPLETE)
+}
+
 /// The first signal stops taking work; a second exits at once.
-async fn signals(stopping: CancellationToken, root: CancellationToken) {
+async fn signals(name: &'static str, stopping: CancellationToken, root: CancellationToken) {
     tokio::select! {
         () = signal() => {}
         () = root.cancelled() => return,
     }
-    say("dragnet serve: stopping — running runs may finish (Ctrl-C again to exit now)");
+    say(&format!(
+        "dragnet {name}: stopping — running runs may finish (Ctrl-C again to exit now)"
+    ));
     stopping.cancel();
     tokio::select! {
         () = signal() => {
-            say("dragnet serve: exiting now");
+            say(&format!("dragnet {name}: exiting now"));
             std::process::exit(i32::from(EXIT_CANCELLED));
         }
         () = root.cancelled() => {}

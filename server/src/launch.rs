@@ -15,7 +15,7 @@ use dragnet_engine::run::{
     StepType,
 };
 use dragnet_engine::workflow::{self, model::Workflow, Diagnostics, DocumentSource};
-use dragnet_store::{NewRun, ObserverOptions, RunOwner, StoreObserver, Submitted};
+use dragnet_store::{Fencing, Lease, NewRun, ObserverOptions, RunOwner, StoreObserver, Submitted};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -109,6 +109,15 @@ pub async fn start(
     let run_id = run::new_run_id(now);
     let owner = RunOwner::this_process();
     let db = state.db();
+    let trigger = run::trigger_value("api", None);
+    let launch_record = LaunchRecord {
+        trigger: trigger.clone(),
+        experiment: request.experiment,
+        refresh: request.refresh,
+        rerun_of: None,
+        kept: Vec::new(),
+    }
+    .to_json();
     let submitted = db
         .submit_run(
             NewRun {
@@ -119,6 +128,8 @@ pub async fn start(
                 source: &wf.source.display().to_string(),
                 inputs: &inputs,
                 idempotency,
+                launch: Some(&launch_record),
+                claim: Some((state.lease_owner(), state.config().lease)),
             },
             &owner,
             now,
@@ -145,18 +156,69 @@ pub async fn start(
         }
         Submitted::Created => {}
     }
-    let launch = Launch {
-        team_id: caller.team_id(),
-        run_id: &run_id,
-        trigger: run::trigger_value("api", None),
-        reuse: HashMap::new(),
-    };
-    spawn_run(state, launch, Arc::new(wf), request, inputs);
+    {
+        let lease = Lease {
+            run_id: run_id.clone(),
+            attempt: 1,
+            owner: state.lease_owner().to_string(),
+        };
+        let launch = Launch {
+            team_id: caller.team_id(),
+            run_id: &run_id,
+            trigger,
+            reuse: HashMap::new(),
+            lease,
+        };
+        spawn_run(state, launch, Arc::new(wf), request, inputs);
+    }
     Ok(Started {
         run_id,
         version,
         created: true,
     })
+}
+
+/// What a process that did not submit a run needs to start it, kept with
+/// the run's row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LaunchRecord {
+    pub trigger: Value,
+    pub experiment: bool,
+    pub refresh: bool,
+    /// A rerun: the run whose steps `kept` it keeps.
+    pub rerun_of: Option<String>,
+    pub kept: Vec<String>,
+}
+
+impl LaunchRecord {
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "trigger": self.trigger,
+            "experiment": self.experiment,
+            "refresh": self.refresh,
+            "rerun_of": self.rerun_of,
+            "kept": self.kept,
+        })
+    }
+
+    /// Reads what `to_json` wrote; anything missing keeps its default.
+    pub fn from_json(value: &Value) -> LaunchRecord {
+        LaunchRecord {
+            trigger: value.get("trigger").cloned().unwrap_or(Value::Null),
+            experiment: value["experiment"].as_bool().unwrap_or(false),
+            refresh: value["refresh"].as_bool().unwrap_or(false),
+            rerun_of: value["rerun_of"].as_str().map(String::from),
+            kept: value["kept"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// Starts a new run of the run `original` ran: the same workflow version
@@ -216,20 +278,6 @@ pub async fn rerun(
     let now = state.clock().now();
     let run_id = run::new_run_id(now);
     let source = wf.source.display().to_string();
-    db.submit_run(
-        NewRun {
-            run_id: &run_id,
-            team_id: caller.team_id(),
-            workflow: &wf.name,
-            version,
-            source: &source,
-            inputs: &inputs,
-            idempotency: None,
-        },
-        &RunOwner::this_process(),
-        now,
-    )
-    .await?;
     let mut trigger = run::trigger_value("rerun", None);
     if let Some(obj) = trigger.as_object_mut() {
         obj.insert("rerun_of".into(), Value::String(original.run_id.clone()));
@@ -238,11 +286,35 @@ pub async fn rerun(
             from.map_or(Value::Null, |f| Value::String(f.into())),
         );
     }
+    let launch_record = LaunchRecord {
+        trigger: trigger.clone(),
+        rerun_of: Some(original.run_id.clone()),
+        kept: reuse.keys().cloned().collect(),
+        ..LaunchRecord::default()
+    }
+    .to_json();
+    let new_run = NewRun {
+        run_id: &run_id,
+        team_id: caller.team_id(),
+        workflow: &wf.name,
+        version,
+        source: &source,
+        inputs: &inputs,
+        idempotency: None,
+        launch: Some(&launch_record),
+        claim: Some((state.lease_owner(), state.config().lease)),
+    };
+    db.submit_run(new_run.clone(), &RunOwner::this_process(), now)
+        .await?;
+    let Some(lease) = new_run.lease() else {
+        return Err(ApiError::ShuttingDown);
+    };
     let launch = Launch {
         team_id: caller.team_id(),
         run_id: &run_id,
         trigger,
         reuse,
+        lease,
     };
     let request = RunRequest {
         inputs: given,
@@ -256,13 +328,15 @@ pub async fn rerun(
     })
 }
 
-/// Whose run it is, its id, what `$.trigger` holds, and the steps of an
-/// earlier run it keeps (a rerun).
+/// Whose run it is, its id, what `$.trigger` holds, the steps it keeps
+/// (of an earlier run, or its own finished ones when taken over), and the
+/// lease it runs under.
 pub struct Launch<'a> {
     pub team_id: &'a str,
     pub run_id: &'a str,
     pub trigger: Value,
     pub reuse: HashMap<String, StepRecord>,
+    pub lease: Lease,
 }
 
 /// Runs a run whose row is written as a tracked task; returns at once.
@@ -278,6 +352,7 @@ pub fn spawn_run(
         run_id,
         trigger,
         reuse,
+        lease,
     } = launch;
     let cancel = state.halt().child_token();
     let live = state.live().add(run_id, team_id, cancel.clone());
@@ -304,10 +379,22 @@ pub fn spawn_run(
         ..RunOptions::default()
     };
     let state = state.clone();
+    // Every write of the run is fenced by its lease; losing the lease (a
+    // refused write or renewal) stops the run here.
+    let lost = CancellationToken::new();
+    let queued_lease = lease.clone();
     let store = Arc::new(StoreObserver::start(
         state.db().clone(),
         state.clock().clone(),
-        ObserverOptions::default(),
+        ObserverOptions {
+            heartbeat: (config.lease.get() / 3).max(Duration::from_millis(100)),
+            fencing: Some(Fencing {
+                lease,
+                length: config.lease,
+                lost: lost.clone(),
+            }),
+            ..ObserverOptions::default()
+        },
         state.tracker(),
         state.halt().child_token(),
     ));
@@ -327,9 +414,23 @@ pub fn spawn_run(
     let span = tracing::info_span!("run", run_id = %run_id, workflow = %wf.name, team = %team_id);
     let tracker = state.tracker().clone();
     let task = async move {
-        match wait_for_slot(&state, &live, &team, &wf, &waiting).await {
+        match wait_for_slot(&state, &live, &team, &wf, &waiting, &queued_lease, &lost).await {
             Ok(_slot) => {
-                if let Err(error) = run::run(wf.clone(), options, observer.clone()).await {
+                let stop = options.cancel.clone();
+                let running = run::run(wf.clone(), options, observer.clone());
+                tokio::pin!(running);
+                let mut told = false;
+                let ran = loop {
+                    tokio::select! {
+                        ran = &mut running => break ran,
+                        () = lost.cancelled(), if !told => {
+                            told = true;
+                            tracing::warn!(run_id = %live.run_id, "the run's lease was taken over: this process gives the run up");
+                            stop.cancel();
+                        }
+                    }
+                };
+                if let Err(error) = ran {
                     // The workflow compiled and its inputs were typed, so
                     // this is rare; the run is recorded failed.
                     tracing::error!(run_id = %live.run_id, %error, "a run could not start");
@@ -345,33 +446,40 @@ pub fn spawn_run(
         // The record is stored: now the stream may end.
         store.close().await;
         observer.end();
-        if let Err(error) = state
-            .db()
-            .append_run_events(&live.run_id, &live.all_events())
-            .await
-        {
-            tracing::error!(run_id = %live.run_id, %error, "the run's events could not be stored");
+        // A run given up is another process's now: its events are not ours.
+        if !lost.is_cancelled() {
+            if let Err(error) = state
+                .db()
+                .append_run_events(&live.run_id, &live.all_events())
+                .await
+            {
+                tracing::error!(run_id = %live.run_id, %error, "the run's events could not be stored");
+            }
         }
         state.live().remove(&live.run_id);
     };
     tracker.spawn(tracing::Instrument::instrument(task, span));
 }
 
-/// How often a queued run's heartbeat is written while it waits.
-const QUEUED_HEARTBEAT: Duration = Duration::from_secs(5);
-
-/// Waits, queued, for the run's concurrency slots. A run cancelled while
-/// waiting ends `cancelled`; one the server stops for ends `interrupted`.
+/// Waits, queued, for the run's concurrency slots, renewing its lease
+/// (and heartbeat) every third of the lease. A run cancelled while waiting
+/// ends `cancelled`; one the server stops for ends `interrupted`; one
+/// whose lease another attempt took is given up (`lost` is cancelled and
+/// nothing more is written).
 async fn wait_for_slot(
     state: &AppState,
     live: &LiveRun,
     team_id: &str,
     wf: &Workflow,
     cancel: &CancellationToken,
+    lease: &Lease,
+    lost: &CancellationToken,
 ) -> Result<Slot, RunStatus> {
     let enter = state.gate().enter(team_id, &wf.name, wf.concurrency);
     tokio::pin!(enter);
-    let mut beat = tokio::time::interval(QUEUED_HEARTBEAT);
+    let length = state.config().lease;
+    let every = (length.get() / 3).max(Duration::from_millis(100));
+    let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     loop {
         tokio::select! {
             slot = &mut enter => return Ok(slot),
@@ -383,8 +491,20 @@ async fn wait_for_slot(
             }
             () = state.stopping().cancelled() => return Err(RunStatus::Interrupted),
             _ = beat.tick() => {
-                if let Err(error) = state.db().heartbeat(&live.run_id, state.clock().now()).await {
-                    tracing::warn!(run_id = %live.run_id, %error, "a queued run's heartbeat");
+                match state.db().renew_lease(lease, length).await {
+                    Ok(Some(_)) => {
+                        if let Err(error) = state.db().heartbeat(&live.run_id, state.clock().now()).await {
+                            tracing::warn!(run_id = %live.run_id, %error, "a queued run's heartbeat");
+                        }
+                    }
+                    Ok(None) => {
+                        tracing::warn!(run_id = %live.run_id, "the queued run's lease was taken over: this process gives the run up");
+                        lost.cancel();
+                        return Err(RunStatus::Interrupted);
+                    }
+                    Err(error) => {
+                        tracing::warn!(run_id = %live.run_id, %error, "renewing a queued run's lease");
+                    }
                 }
             }
         }

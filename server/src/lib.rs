@@ -10,6 +10,7 @@
 
 pub mod auth;
 mod bodies;
+pub mod claimer;
 mod error;
 mod events;
 mod extract;
@@ -29,5 +30,5 @@ mod workflows;
 pub use auth::{create_token, new_team_id, token_hash, NewToken, TOKEN_PREFIX};
 pub use error::{ApiError, ApiResult};
 pub use routes::{openapi, router};
-pub use shutdown::serve;
+pub use shutdown::{serve, work};
 pub use state::{AppState, ServerConfig};

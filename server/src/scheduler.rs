@@ -270,6 +270,11 @@ async fn fire(
     let trigger = trigger_value(state, schedule, at, now).await?;
     let run_id = run::new_run_id(now);
     let source = wf.source.display().to_string();
+    let launch_record = launch::LaunchRecord {
+        trigger: trigger.clone(),
+        ..launch::LaunchRecord::default()
+    }
+    .to_json();
     let new_run = NewRun {
         run_id: &run_id,
         team_id: &schedule.team_id,
@@ -278,7 +283,10 @@ async fn fire(
         source: &source,
         inputs: &inputs,
         idempotency: None,
+        launch: Some(&launch_record),
+        claim: Some((state.lease_owner(), state.config().lease)),
     };
+    let lease = new_run.lease();
     let owner = RunOwner::this_process();
     let written = match queued {
         true => {
@@ -302,11 +310,15 @@ async fn fire(
         // Another scheduler handled this tick.
         return Ok(None);
     }
+    let Some(lease) = lease else {
+        return Ok(Some(run_id));
+    };
     let launch = Launch {
         team_id: &schedule.team_id,
         run_id: &run_id,
         trigger,
         reuse: std::collections::HashMap::new(),
+        lease,
     };
     launch::spawn_run(state, launch, Arc::new(wf), RunRequest::default(), inputs);
     Ok(Some(run_id))

@@ -1,4 +1,4 @@
-//! Serving (the API and the cron scheduler) until told to stop, then
+//! Serving (the API, the cron scheduler and the claim passes) until told to stop, then
 //! stopping in order: no new connections
 //! or runs (`stopping`), running runs given the grace period to finish,
 //! the rest stopped and recorded as interrupted, then every background
@@ -19,21 +19,29 @@ const RECORD_GRACE: Duration = Duration::from_secs(10);
 /// drains as above. Cancelling `state.halt()` stops everything at once.
 pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()> {
     let app = router(state.clone());
+    let stopping = state.stopping().clone();
+    let server = axum::serve(listener, app)
+        .with_graceful_shutdown(async move { stopping.cancelled().await });
+    let (served, ()) = tokio::join!(async { server.await }, work(state.clone()));
+    served
+}
+
+/// Does a server's work without its API (`dragnet worker`, and `serve`
+/// beside its API): the cron scheduler and the claim passes run until
+/// `state.stopping()` is cancelled; then runs get their grace, the rest
+/// are interrupted, and every background task is halted and awaited
+/// (bounded).
+pub async fn work(state: AppState) {
     if let Some(config) = state.config().scheduler.clone() {
         state
             .tracker()
             .spawn(crate::scheduler::run(state.clone(), config));
     }
-    let stopping = state.stopping().clone();
-    let server = axum::serve(listener, app)
-        .with_graceful_shutdown(async move { stopping.cancelled().await });
-    let drain = async {
-        state.stopping().cancelled().await;
-        drain_runs(&state).await;
-        // Streams still open and idle writers end now.
-        state.halt().cancel();
-    };
-    let (served, ()) = tokio::join!(async { server.await }, drain);
+    crate::claimer::spawn(&state);
+    state.stopping().cancelled().await;
+    drain_runs(&state).await;
+    // Streams still open and idle writers end now.
+    state.halt().cancel();
     state.tracker().close();
     if tokio::time::timeout(RECORD_GRACE, state.tracker().wait())
         .await
@@ -41,7 +49,6 @@ pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()
     {
         tracing::warn!("background tasks did not finish within {RECORD_GRACE:?}");
     }
-    served
 }
 
 /// Waits for running runs up to the grace period, then interrupts the rest

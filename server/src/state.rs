@@ -10,7 +10,7 @@ use dragnet_engine::run::EnvLookup;
 use dragnet_steps::cache::CacheMode;
 use dragnet_steps::clock::Clock;
 use dragnet_steps::Limits;
-use dragnet_store::Db;
+use dragnet_store::{Db, LeaseLength};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -45,6 +45,13 @@ pub struct ServerConfig {
     pub max_running_runs: usize,
     /// The bearer token `GET /metrics` asks for; without one it is off.
     pub metrics_token: Option<dragnet_steps::http::Secret>,
+    /// How long a lease on a run lasts between heartbeats (which come at a
+    /// third of it): a run whose process stops renewing it is taken over
+    /// this long after its last renewal.
+    pub lease: LeaseLength,
+    /// How often this process looks for runs to claim (queued ones nobody
+    /// started, and ones whose lease expired); `None` never looks.
+    pub claim_every: Option<Duration>,
 }
 
 impl Default for ServerConfig {
@@ -60,6 +67,8 @@ impl Default for ServerConfig {
             scheduler: Some(SchedulerConfig::default()),
             max_running_runs: 16,
             metrics_token: None,
+            lease: LeaseLength::DEFAULT,
+            claim_every: Some(Duration::from_secs(1)),
         }
     }
 }
@@ -80,6 +89,9 @@ struct Inner {
     stopping: CancellationToken,
     /// Cancelled when every background task must end now.
     halt: CancellationToken,
+    /// Who this process is when it holds a lease: host, pid and a random
+    /// tag (a pid can be reused).
+    lease_owner: String,
 }
 
 impl AppState {
@@ -100,7 +112,18 @@ impl AppState {
             tracker,
             stopping: CancellationToken::new(),
             halt,
+            lease_owner: format!(
+                "{}:{}:{:08x}",
+                dragnet_store::hostname(),
+                std::process::id(),
+                rand::random::<u32>()
+            ),
         }))
+    }
+
+    /// Who this process is on the leases it holds.
+    pub fn lease_owner(&self) -> &str {
+        &self.0.lease_owner
     }
 
     pub fn db(&self) -> &Db {

@@ -37,7 +37,8 @@ pub use observer::{Fencing, ObserverOptions, StoreObserver};
 pub use process::{hostname, pid_alive};
 pub use results::EXPIRED_KEPT;
 pub use runs::{
-    Lease, LeaseLength, NewRun, RunEvent, RunFilter, RunOwner, Submitted, IDEMPOTENCY_WINDOW,
+    ClaimedRun, Lease, LeaseLength, NewRun, RunEvent, RunFilter, RunOwner, Submitted,
+    IDEMPOTENCY_WINDOW,
 };
 pub use schedules::{ScheduleRow, ScheduleRun, ScheduleSpec, TickRow, TickStatus, TickWrite};
 pub use serving_lock::ServingLock;

@@ -326,7 +326,8 @@ impl Db {
                 return Ok(false);
             }
             if let (Some(run), Some(inputs)) = (&tick.run, &inputs) {
-                insert_run!(tx, T, run, inputs, owner, now).map_err(op("schedules.tick_run"))?;
+                insert_run!(self, tx, T, run, inputs, owner, now)
+                    .map_err(op("schedules.tick_run"))?;
             }
             sqlx::query(
                 "UPDATE schedules SET last_tick_at = $2 WHERE schedule_id = $1 AND last_tick_at < $2",
@@ -369,7 +370,7 @@ impl Db {
             if done.rows_affected() == 0 {
                 return Ok(false);
             }
-            insert_run!(tx, T, run, &inputs, owner, now).map_err(op("schedules.tick_run"))?;
+            insert_run!(self, tx, T, run, &inputs, owner, now).map_err(op("schedules.tick_run"))?;
             tx.commit().await.map_err(op("schedules.fire_queued"))?;
             Ok(true)
         })

@@ -142,3 +142,51 @@ impl Clock for TestClock {
 pub fn t0() -> DateTime<Utc> {
     DateTime::from_timestamp_millis(1_790_000_000_123).expect("a valid instant")
 }
+
+/// Makes run `run_id`'s lease expired now, as if its process had stopped
+/// renewing it long ago (tests of takeover).
+pub async fn expire_lease(db: &Db, run_id: &str) -> crate::Result<()> {
+    const SQL: &str = "UPDATE runs SET lease_expires_at = $2 WHERE run_id = $1";
+    let past = Utc::now() - Span::hours(1);
+    match db {
+        Db::Postgres(pool) => sqlx::query(SQL)
+            .bind(run_id)
+            .bind(past)
+            .execute(pool)
+            .await
+            .map_err(crate::Error::query("postgres", "testing.expire_lease"))?
+            .rows_affected(),
+        Db::Sqlite(pool) => sqlx::query(SQL)
+            .bind(run_id)
+            .bind(past.timestamp_millis())
+            .execute(pool)
+            .await
+            .map_err(crate::Error::query("sqlite", "testing.expire_lease"))?
+            .rows_affected(),
+    };
+    Ok(())
+}
+
+/// Gives run `run_id` to `owner` with the next attempt at once, whatever
+/// its lease, as a takeover would once it expired (tests of fencing).
+pub async fn steal_lease(db: &Db, run_id: &str, owner: &str) -> crate::Result<()> {
+    const SQL: &str = "UPDATE runs SET attempt = attempt + 1, lease_owner = $2 WHERE run_id = $1";
+    let op = |backend| crate::Error::query(backend, "testing.steal_lease");
+    match db {
+        Db::Postgres(pool) => sqlx::query(SQL)
+            .bind(run_id)
+            .bind(owner)
+            .execute(pool)
+            .await
+            .map_err(op("postgres"))?
+            .rows_affected(),
+        Db::Sqlite(pool) => sqlx::query(SQL)
+            .bind(run_id)
+            .bind(owner)
+            .execute(pool)
+            .await
+            .map_err(op("sqlite"))?
+            .rows_affected(),
+    };
+    Ok(())
+}

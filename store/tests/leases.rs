@@ -49,6 +49,8 @@ async fn submit(db: &Db, run_id: &str) -> Result<()> {
             source: "wf.yaml",
             inputs: &json!({}),
             idempotency: None,
+            launch: None,
+            claim: None,
         },
         &RunOwner::this_process(),
         now(),
@@ -99,6 +101,25 @@ async fn a_run_is_claimed_once_and_taken_over_only_after_its_lease(db: Db) -> Re
         .await?
         .context("a handed-back lease is claimable")?;
     ensure!(again.attempt == 3, "{again:?}");
+    // A run submitted with a claim is its submitter's from the start:
+    // never seen unclaimed by anyone else.
+    let claimed = NewRun {
+        run_id: "run_b",
+        team_id: "t1",
+        workflow: "wf",
+        version: 1,
+        source: "wf.yaml",
+        inputs: &json!({}),
+        idempotency: None,
+        launch: None,
+        claim: Some(("proc-1", length(5_000))),
+    };
+    db.submit_run(claimed.clone(), &RunOwner::this_process(), now())
+        .await?;
+    ensure!(db.claim_next("proc-2", length(5_000)).await?.is_none());
+    let lease = claimed.lease().context("a lease")?;
+    ensure!(db.holds_lease(&lease).await? && lease.attempt == 1);
+    ensure!(db.renew_lease(&lease, length(5_000)).await?.is_some());
     Ok(())
 }
 
@@ -218,6 +239,7 @@ async fn heartbeats_renew_the_lease_until_another_attempt_holds_it(db: Db) -> Re
         .claim_run("run_h", "proc-1", length(1_000))
         .await?
         .context("claimed")?;
+    ensure!(lease.attempt == 1);
     let lost = CancellationToken::new();
     let tracker = TaskTracker::new();
     let observer = StoreObserver::start(

@@ -2,7 +2,9 @@
 //! host that is a pid no longer alive; on any host, a heartbeat older than
 //! `stale_after`. Such a run becomes `interrupted` (its end set to its last
 //! heartbeat), its running steps too; finished steps keep their records and
-//! steps that never started stay pending.
+//! steps that never started stay pending. Runs held under a lease (server
+//! runs) are not: when their process dies the lease expires and another
+//! process takes them over and resumes them.
 
 use std::time::Duration;
 
@@ -15,7 +17,7 @@ use crate::db::{col, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
 
 const RUNNING: &str = "SELECT run_id, host, pid, started_at, heartbeat_at FROM runs \
-     WHERE status IN ('running', 'queued')";
+     WHERE status IN ('running', 'queued') AND lease_owner IS NULL";
 
 /// Only if nothing moved since it was read: a heartbeat in between means
 /// the run is alive after all.

@@ -27,8 +27,6 @@ pub struct Lease {
     /// The fencing token: every write of this attempt is conditioned on it.
     pub attempt: i64,
     pub owner: String,
-    /// By the database clock.
-    pub expires_at: DateTime<Utc>,
 }
 
 /// A lease's length, checked: at least one second, at most an hour.
@@ -36,6 +34,9 @@ pub struct Lease {
 pub struct LeaseLength(std::time::Duration);
 
 impl LeaseLength {
+    /// Thirty seconds.
+    pub const DEFAULT: LeaseLength = LeaseLength(std::time::Duration::from_secs(30));
+
     pub fn new(length: std::time::Duration) -> std::result::Result<LeaseLength, String> {
         match length.as_millis() {
             1_000..=3_600_000 => Ok(LeaseLength(length)),
@@ -72,7 +73,6 @@ where
         run_id: col(row, "run_id")?,
         attempt: col(row, "attempt")?,
         owner: owner.to_string(),
-        expires_at: T::dec(col(row, "lease_expires_at")?)?,
     })
 }
 
@@ -204,8 +204,9 @@ impl Db {
     }
 
     /// Hands `lease` back: it expires now, so any process may claim the
-    /// run at once (and resume it); the attempt is kept. False when the
-    /// lease was no longer this attempt's.
+    /// run at once (and resume it); the attempt is kept. Call it once the
+    /// run's writer has stopped (its heartbeats would renew the lease
+    /// again). False when the lease was no longer this attempt's.
     pub async fn release_lease(&self, lease: &Lease) -> Result<bool> {
         const WHERE: &str = "WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3";
         let done = match self {

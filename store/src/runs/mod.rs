@@ -15,7 +15,7 @@ mod write;
 pub use events::RunEvent;
 pub use lease::{Lease, LeaseLength};
 pub use read::RunFilter;
-pub use submit::{NewRun, Submitted, IDEMPOTENCY_WINDOW};
+pub use submit::{ClaimedRun, NewRun, Submitted, IDEMPOTENCY_WINDOW};
 
 use chrono::{DateTime, Utc};
 

@@ -6,23 +6,45 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 
-use super::RunOwner;
+use super::{Lease, LeaseLength, RunOwner};
 use crate::db::{col, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
 
 /// How long an idempotency key answers with its first run.
 pub const IDEMPOTENCY_WINDOW: Duration = Duration::hours(24);
 
-/// The row of a run about to start: `queued` until its run begins.
-pub(crate) const INSERT_RUN: &str = "INSERT INTO runs (run_id, workflow, source, status, inputs, \
-     started_at, duration_ms, host, pid, heartbeat_at, team_id, workflow_version) \
-     VALUES ($1, $2, $3, 'queued', $4, $5, 0, $6, $7, $5, $8, $9)";
+/// The row of a run about to start: `queued` until its run begins, and
+/// claimed at once by the process submitting it when `NewRun::claim` says
+/// so (attempt 1, its lease from the database clock), so that no other
+/// claimer ever sees it unclaimed.
+pub(crate) const INSERT_RUN_PG: &str =
+    "INSERT INTO runs (run_id, workflow, source, status, inputs, \
+     started_at, duration_ms, host, pid, heartbeat_at, team_id, workflow_version, launch, \
+     attempt, lease_owner, lease_expires_at) \
+     VALUES ($1, $2, $3, 'queued', $4, $5, 0, $6, $7, $5, $8, $9, $10, $11, $12, \
+     CASE WHEN $13::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $13::float8) END)";
+pub(crate) const INSERT_RUN_SQLITE: &str = "INSERT INTO runs (run_id, workflow, source, status, \
+     inputs, started_at, duration_ms, host, pid, heartbeat_at, team_id, workflow_version, launch, \
+     attempt, lease_owner, lease_expires_at) \
+     VALUES ($1, $2, $3, 'queued', $4, $5, 0, $6, $7, $5, $8, $9, $10, $11, $12, \
+     CASE WHEN $13 IS NULL THEN NULL \
+     ELSE CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + $13 END)";
 
-/// Writes the row of `$run` (a `NewRun`) in transaction `$tx`, timestamps
-/// through the backend's codec `$T`.
+/// Writes the row of `$run` (a `NewRun`) in transaction `$tx` of `$db`,
+/// timestamps through the backend's codec `$T`.
 macro_rules! insert_run {
-    ($tx:ident, $T:ident, $run:expr, $inputs:expr, $owner:expr, $now:expr) => {
-        sqlx::query($crate::runs::submit::INSERT_RUN)
+    ($db:expr, $tx:ident, $T:ident, $run:expr, $inputs:expr, $owner:expr, $now:expr) => {{
+        let (sql, length) = match ($db, &$run.claim) {
+            ($crate::db::Db::Postgres(_), claim) => (
+                $crate::runs::submit::INSERT_RUN_PG,
+                claim.as_ref().map(|(_, l)| l.get().as_secs_f64()),
+            ),
+            ($crate::db::Db::Sqlite(_), claim) => (
+                $crate::runs::submit::INSERT_RUN_SQLITE,
+                claim.as_ref().map(|(_, l)| l.get().as_millis() as f64),
+            ),
+        };
+        sqlx::query(sql)
             .bind($run.run_id)
             .bind($run.workflow)
             .bind($run.source)
@@ -32,9 +54,13 @@ macro_rules! insert_run {
             .bind(i64::from($owner.pid))
             .bind($run.team_id)
             .bind($run.version)
+            .bind($run.launch.map(|l: &serde_json::Value| l.to_string()))
+            .bind(if $run.claim.is_some() { 1_i64 } else { 0_i64 })
+            .bind($run.claim.as_ref().map(|(o, _)| o.to_string()))
+            .bind(length)
             .execute(&mut *$tx)
             .await
-    };
+    }};
 }
 pub(crate) use insert_run;
 
@@ -57,6 +83,34 @@ pub struct NewRun<'a> {
     pub inputs: &'a Value,
     /// The request's `Idempotency-Key` and a hash of what it asked for.
     pub idempotency: Option<(&'a str, &'a str)>,
+    /// What another process needs to start it (`$.trigger`, cache flags,
+    /// kept steps), as the server writes it.
+    pub launch: Option<&'a Value>,
+    /// Claimed by the submitting process as it is written: its lease
+    /// owner and the lease's length (the run's first attempt is 1).
+    pub claim: Option<(&'a str, LeaseLength)>,
+}
+
+impl NewRun<'_> {
+    /// The lease the submitting process holds once the run is written with
+    /// a `claim`.
+    pub fn lease(&self) -> Option<Lease> {
+        self.claim.as_ref().map(|(owner, _)| Lease {
+            run_id: self.run_id.to_string(),
+            attempt: 1,
+            owner: owner.to_string(),
+        })
+    }
+}
+
+/// A claimed run, as its row describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedRun {
+    pub team_id: String,
+    pub workflow: String,
+    pub version: i64,
+    pub inputs: Value,
+    pub launch: Option<Value>,
 }
 
 /// What submitting did.
@@ -126,9 +180,43 @@ impl Db {
                 .await
                 .map_err(op("runs.idempotency"))?;
             }
-            insert_run!(tx, T, run, &inputs, owner, now).map_err(op("runs.submit"))?;
+            insert_run!(self, tx, T, run, &inputs, owner, now).map_err(op("runs.submit"))?;
             tx.commit().await.map_err(op("runs.submit"))?;
             Ok(Submitted::Created)
+        })
+    }
+
+    /// What a process that claimed run `run_id` needs to start it: its
+    /// team, workflow, version, inputs and launch; `None` for no such run
+    /// (or one not submitted to a server).
+    pub async fn claimed_run(&self, run_id: &str) -> Result<Option<ClaimedRun>> {
+        with_pool!(self, |pool, T| {
+            let row = sqlx::query(
+                "SELECT team_id, workflow, workflow_version, inputs, launch FROM runs \
+                 WHERE run_id = $1 AND team_id IS NOT NULL",
+            )
+            .bind(run_id)
+            .fetch_optional(pool)
+            .await
+            .map_err(Error::query(self.backend(), "runs.claimed"))?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let text: String = col(&row, "inputs")?;
+            let launch: Option<String> = col(&row, "launch")?;
+            let json = |text: &str, what| {
+                serde_json::from_str(text).map_err(|source| Error::Json { what, source })
+            };
+            Ok(Some(ClaimedRun {
+                team_id: col(&row, "team_id")?,
+                workflow: col(&row, "workflow")?,
+                version: col::<_, Option<i64>>(&row, "workflow_version")?.unwrap_or(1),
+                inputs: json(&text, "run inputs")?,
+                launch: launch
+                    .as_deref()
+                    .map(|l| json(l, "run launch"))
+                    .transpose()?,
+            }))
         })
     }
 

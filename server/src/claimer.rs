@@ -1,0 +1,135 @@
+//! Claiming runs this process did not start (SPEC §9): queued runs nobody
+//! claimed, and runs whose lease expired because their process died or
+//! stalled. A pass claims while this process has room (`max_running_runs`
+//! less the runs it is running), one short statement per claim, and starts
+//! each claimed run from its row: the workflow version it was submitted
+//! with, its typed inputs, its `$.trigger` and cache flags, the steps of
+//! an earlier run it keeps (a rerun), and its own steps that had already
+//! succeeded — a run taken over resumes after its last finished step
+//! rather than starting again. Passes run every `claim_every` until the
+//! server stops taking work.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use dragnet_engine::run::StepStatus;
+use dragnet_store::Lease;
+use serde_json::{Map, Value};
+
+use crate::error::ApiResult;
+use crate::launch::{self, Launch, LaunchRecord, RunRequest};
+use crate::state::AppState;
+
+/// One pass: claims and starts runs while there is room; how many.
+pub async fn pass(state: &AppState) -> ApiResult<usize> {
+    let mut started = 0;
+    while !state.stopping().is_cancelled()
+        && state.live().all().len() < state.config().max_running_runs.max(1)
+    {
+        let claimed = state
+            .db()
+            .claim_next(state.lease_owner(), state.config().lease)
+            .await?;
+        let Some(lease) = claimed else {
+            break;
+        };
+        let run_id = lease.run_id.clone();
+        match resume(state, lease).await {
+            Ok(()) => started += 1,
+            Err(error) => {
+                tracing::error!(run_id = %run_id, %error, "a claimed run could not start");
+            }
+        }
+    }
+    Ok(started)
+}
+
+/// Passes every `claim_every` until the server stops taking work, as a
+/// tracked task.
+pub fn spawn(state: &AppState) {
+    let Some(every) = state.config().claim_every else {
+        return;
+    };
+    let state = state.clone();
+    let tracker = state.tracker().clone();
+    tracker.spawn(async move {
+        let mut ticks = tokio::time::interval(every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = state.stopping().cancelled() => return,
+                _ = ticks.tick() => {
+                    if let Err(error) = pass(&state).await {
+                        tracing::warn!(%error, "a claim pass failed");
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Starts claimed run `lease.run_id` from its row.
+async fn resume(state: &AppState, lease: Lease) -> ApiResult<()> {
+    let db = state.db();
+    let Some(row) = db.claimed_run(&lease.run_id).await? else {
+        return Ok(());
+    };
+    let text = db
+        .workflow_version(&row.team_id, &row.workflow, row.version)
+        .await?
+        .ok_or_else(|| crate::error::ApiError::not_found("workflow", &row.workflow))?;
+    let wf = launch::compile(state, &text.info.file_name, text.source, text.documents)
+        .await?
+        .map_err(crate::error::ApiError::InvalidWorkflow)?;
+    let record = row
+        .launch
+        .as_ref()
+        .map(LaunchRecord::from_json)
+        .unwrap_or_default();
+    let mut reuse = HashMap::new();
+    if let Some(original) = &record.rerun_of {
+        if let Some(earlier) = db.get_run(original).await? {
+            for id in &record.kept {
+                if let Some(step) = earlier.step(id) {
+                    reuse.insert(step.id.clone(), step.clone());
+                }
+            }
+        }
+    }
+    // Taken over: the steps that had succeeded keep their records.
+    let mut resumed = 0;
+    if let Some(own) = db.get_run(&lease.run_id).await? {
+        for step in own.steps {
+            if step.status == StepStatus::Succeeded {
+                resumed += 1;
+                reuse.insert(step.id.clone(), step);
+            }
+        }
+    }
+    if lease.attempt > 1 {
+        tracing::info!(run_id = %lease.run_id, attempt = lease.attempt, resumed, "resuming a run taken over");
+    }
+    let inputs: Map<String, Value> = match &row.inputs {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    let request = RunRequest {
+        inputs,
+        experiment: record.experiment,
+        refresh: record.refresh,
+    };
+    let trigger = match record.trigger {
+        Value::Null => dragnet_engine::run::trigger_value("api", None),
+        other => other,
+    };
+    let run_id = lease.run_id.clone();
+    let launch = Launch {
+        team_id: &row.team_id,
+        run_id: &run_id,
+        trigger,
+        reuse,
+        lease,
+    };
+    launch::spawn_run(state, launch, Arc::new(wf), request, row.inputs);
+    Ok(())
+}

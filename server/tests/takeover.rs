@@ -1,0 +1,86 @@
+//! Takeover on both backends, with two servers on one store (two
+//! processes in all but name): server A runs a two-step run under a lease;
+//! when the lease is another attempt's and has expired, server B's claim
+//! pass takes the run over with the next attempt and resumes it after its
+//! last finished step — the shop sees the first step's request once — and
+//! A, whose next renewal is refused, gives the run up and writes nothing
+//! more: the run ends succeeded, as B ran it.
+
+mod support;
+
+use std::time::Duration;
+
+use anyhow::{ensure, Result};
+use dragnet_engine::run::{RunStatus, StepStatus};
+use dragnet_server::ServerConfig;
+use dragnet_store::{on_both_backends, Db, LeaseLength};
+use support::Api;
+
+on_both_backends!(a_run_whose_lease_expired_is_taken_over_and_resumed);
+
+fn config() -> ServerConfig {
+    ServerConfig {
+        lease: LeaseLength::new(Duration::from_secs(1)).expect("a valid lease"),
+        // Passes only when the test asks.
+        claim_every: None,
+        ..ServerConfig::default()
+    }
+}
+
+async fn a_run_whose_lease_expired_is_taken_over_and_resumed(db: Db) -> Result<()> {
+    let a = Api::start_with(db.clone(), config()).await?;
+    let t = a.team("acme").await?;
+    a.push(&t, "two", &a.workflow("two", Some("latency=300")))
+        .await?;
+    let run = a.run(&t, "two", r#"{"inputs": {"min_total": 0}}"#).await?;
+    // Wait until the first step is done and the second under way.
+    let mut started = false;
+    for _ in 0..200 {
+        let record = db.get_run(&run).await?;
+        if let Some(r) = record {
+            let status = |i: usize| r.steps.get(i).map(|s| s.status);
+            if status(0) == Some(StepStatus::Succeeded) && status(1) == Some(StepStatus::Running) {
+                started = true;
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    ensure!(started, "the run did not reach its second step");
+    // As if A had stalled past its lease and a process that then died had
+    // claimed the run: A's renewals are refused from now on, and the
+    // lease is expired, so B's pass takes the run over.
+    dragnet_store::testing::steal_lease(&db, &run, "a-process-that-died").await?;
+    dragnet_store::testing::expire_lease(&db, &run).await?;
+    let b = Api::start_with(db.clone(), config()).await?;
+    let claimed = dragnet_server::claimer::pass(&b.state).await?;
+    ensure!(claimed == 1, "B claimed {claimed} runs");
+    let done = b.finished(&t, &run).await?;
+    ensure!(done["status"] == "succeeded", "{done}");
+    // A learns at its next beat that the run is not its own, and stops.
+    for _ in 0..200 {
+        if a.state.live().all().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    ensure!(a.state.live().all().is_empty(), "A gave the run up");
+    let record = db.get_run(&run).await?.expect("the run is stored");
+    ensure!(record.status == RunStatus::Succeeded, "{:?}", record.status);
+    ensure!(record
+        .steps
+        .iter()
+        .all(|s| s.status == StepStatus::Succeeded));
+    // The first step ran once, on A; B kept its record.
+    let properties = a
+        .shop
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/properties")
+        .count();
+    ensure!(
+        properties == 1,
+        "listProperties was requested {properties} times"
+    );
+    Ok(())
+}
