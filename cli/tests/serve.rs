@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use common::{command, fresh_db, scratch, shop, stderr, stdout};
+use common::{acme_token, command, fresh_db, scratch, shop, stderr, stdout};
 
 /// Sends SIGTERM to `pid`.
 fn sigterm(pid: u32) {
@@ -69,17 +69,7 @@ fn spawn_serve(mut command: std::process::Command) -> (Child, String) {
 async fn a_pushed_workflow_runs_on_the_server_and_sigterm_stops_it() {
     let shop = shop().await;
     let db = fresh_db();
-    let made = command(&db)
-        .args(["teams", "create", "acme"])
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{}", stderr(&made));
-    let token = command(&db)
-        .args(["tokens", "create", "--team", "acme"])
-        .output()
-        .unwrap();
-    let token = stdout(&token).trim().to_string();
-    assert!(token.starts_with("dnt_"), "{token}");
+    let token = acme_token(&db);
 
     // The workflow and its document in a folder of their own.
     let dir = scratch("wf");

@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{command, scratch, shop, stderr, stdout};
+use common::{acme_token, command, scratch, shop, stderr, stdout};
 use serde_json::Value;
 
 /// A fresh schema of the test PostgreSQL: the database URL into it, and
@@ -75,16 +75,7 @@ fn start(db: &str, args: &[&str]) -> (Killed, String) {
 async fn a_worker_takes_over_the_run_of_a_killed_server_and_resumes_it() {
     let shop = shop().await;
     let (db, base, schema) = postgres_schema();
-    let made = command(&db)
-        .args(["teams", "create", "acme"])
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{}", stderr(&made));
-    let token = command(&db)
-        .args(["tokens", "create", "--team", "acme"])
-        .output()
-        .unwrap();
-    let token = stdout(&token).trim().to_string();
+    let token = acme_token(&db);
     let dir = scratch("wf");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(dragnet_shop::openapi_path(), dir.join("openapi.yaml")).unwrap();

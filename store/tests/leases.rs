@@ -174,32 +174,43 @@ fn finished(id: &str) -> StepRecord {
     step
 }
 
-async fn a_writer_whose_lease_was_taken_over_writes_nothing_more(db: Db) -> Result<()> {
+/// Run `run_id` submitted and claimed by `proc-1` (a 1 s lease), with a
+/// writer fenced by that lease beating every `heartbeat`; the lease, the
+/// writer, and the token it cancels when it loses the run.
+async fn leased_writer(
+    db: &Db,
+    run_id: &str,
+    heartbeat: Duration,
+) -> Result<(dragnet_store::Lease, StoreObserver, CancellationToken)> {
     db.create_team("t1", "team one", now()).await?;
-    submit(&db, "run_f").await?;
+    submit(db, run_id).await?;
     let lease = db
-        .claim_run("run_f", "proc-1", length(1_000))
+        .claim_run(run_id, "proc-1", length(1_000))
         .await?
         .context("claimed")?;
     let lost = CancellationToken::new();
-    let tracker = TaskTracker::new();
     let observer = StoreObserver::start(
         db.clone(),
         Arc::new(SystemClock),
         ObserverOptions {
-            // No beat within the test: the lease runs out on its own.
-            heartbeat: Duration::from_secs(600),
+            heartbeat,
             grace: Duration::from_secs(5),
             owner: RunOwner::this_process(),
             fencing: Some(Fencing {
-                lease,
+                lease: lease.clone(),
                 length: length(1_000),
                 lost: lost.clone(),
             }),
         },
-        &tracker,
+        &TaskTracker::new(),
         CancellationToken::new(),
     );
+    Ok((lease, observer, lost))
+}
+
+async fn a_writer_whose_lease_was_taken_over_writes_nothing_more(db: Db) -> Result<()> {
+    // No beat within the test: the lease runs out on its own.
+    let (_lease, observer, lost) = leased_writer(&db, "run_f", Duration::from_secs(600)).await?;
     let mut run = record("run_f");
     observer.run_started(&run);
     observer.step_finished(&finished("first"));
@@ -233,31 +244,8 @@ async fn a_writer_whose_lease_was_taken_over_writes_nothing_more(db: Db) -> Resu
 }
 
 async fn heartbeats_renew_the_lease_until_another_attempt_holds_it(db: Db) -> Result<()> {
-    db.create_team("t1", "team one", now()).await?;
-    submit(&db, "run_h").await?;
-    let lease = db
-        .claim_run("run_h", "proc-1", length(1_000))
-        .await?
-        .context("claimed")?;
+    let (lease, observer, lost) = leased_writer(&db, "run_h", Duration::from_millis(100)).await?;
     ensure!(lease.attempt == 1);
-    let lost = CancellationToken::new();
-    let tracker = TaskTracker::new();
-    let observer = StoreObserver::start(
-        db.clone(),
-        Arc::new(SystemClock),
-        ObserverOptions {
-            heartbeat: Duration::from_millis(100),
-            grace: Duration::from_secs(5),
-            owner: RunOwner::this_process(),
-            fencing: Some(Fencing {
-                lease: lease.clone(),
-                length: length(1_000),
-                lost: lost.clone(),
-            }),
-        },
-        &tracker,
-        CancellationToken::new(),
-    );
     observer.run_started(&record("run_h"));
     // Well past the first expiry, the beats have kept the lease alive.
     tokio::time::sleep(Duration::from_millis(1_500)).await;

@@ -142,3 +142,19 @@ pub fn mcp_plan(plan: &Value) -> Vec<Value> {
     assert!(out.status.success(), "the client failed:\n{stderr}");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{stderr}"))
 }
+
+/// Creates team `acme` on store `db` with the binary; a token of it.
+pub fn acme_token(db: &str) -> String {
+    let made = command(db)
+        .args(["teams", "create", "acme"])
+        .output()
+        .expect("teams create runs");
+    assert!(made.status.success(), "{}", stderr(&made));
+    let token = command(db)
+        .args(["tokens", "create", "--team", "acme"])
+        .output()
+        .expect("tokens create runs");
+    let token = stdout(&token).trim().to_string();
+    assert!(token.starts_with("dnt_"), "{token}");
+    token
+}
