@@ -6,14 +6,16 @@
 //! with, its typed inputs, its `$.trigger` and cache flags, the steps of
 //! an earlier run it keeps (a rerun), and its own steps that had already
 //! succeeded — a run taken over resumes after its last finished step
-//! rather than starting again. Passes run every `claim_every` until the
-//! server stops taking work.
+//! rather than starting again. A claimed run that cannot be started here
+//! (its workflow version is gone, or no longer compiles) is recorded
+//! failed, saying why, rather than claimed again at every expiry. Passes
+//! run every `claim_every` until the server stops taking work.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use dragnet_engine::run::StepStatus;
-use dragnet_store::Lease;
+use dragnet_engine::run::{RunStatus, StepStatus};
+use dragnet_store::{Lease, RunOwner};
 use serde_json::{Map, Value};
 
 use crate::error::ApiResult;
@@ -34,14 +36,41 @@ pub async fn pass(state: &AppState) -> ApiResult<usize> {
             break;
         };
         let run_id = lease.run_id.clone();
-        match resume(state, lease).await {
+        match resume(state, lease.clone()).await {
             Ok(()) => started += 1,
             Err(error) => {
                 tracing::error!(run_id = %run_id, %error, "a claimed run could not start");
+                fail(state, &lease, &error.to_string()).await;
             }
         }
     }
     Ok(started)
+}
+
+/// Records claimed run `lease.run_id` failed when it cannot be started
+/// here (its workflow version is gone or no longer compiles), so it is not
+/// claimed again and again.
+async fn fail(state: &AppState, lease: &Lease, why: &str) {
+    let db = state.db();
+    let Ok(Some(mut record)) = db.get_run(&lease.run_id).await else {
+        return;
+    };
+    let now = state.clock().now();
+    record.status = RunStatus::Failed;
+    record.finished_at = Some(now);
+    let reason = format!("the run could not be started: {why}");
+    for step in &mut record.steps {
+        if !step.is_finished() {
+            step.status = StepStatus::Failed;
+            step.reason = Some(reason.clone());
+        }
+    }
+    let written = db
+        .write_run_fenced(&record, &RunOwner::this_process(), now, Some(lease))
+        .await;
+    if let Err(error) = written {
+        tracing::warn!(run_id = %lease.run_id, %error, "recording a run that could not start");
+    }
 }
 
 /// Passes every `claim_every` until the server stops taking work, as a

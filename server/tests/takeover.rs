@@ -16,7 +16,10 @@ use dragnet_server::ServerConfig;
 use dragnet_store::{on_both_backends, Db, LeaseLength};
 use support::Api;
 
-on_both_backends!(a_run_whose_lease_expired_is_taken_over_and_resumed);
+on_both_backends!(
+    a_run_whose_lease_expired_is_taken_over_and_resumed,
+    a_claimed_run_that_cannot_start_is_recorded_failed_once
+);
 
 fn config() -> ServerConfig {
     ServerConfig {
@@ -82,5 +85,42 @@ async fn a_run_whose_lease_expired_is_taken_over_and_resumed(db: Db) -> Result<(
         properties == 1,
         "listProperties was requested {properties} times"
     );
+    Ok(())
+}
+
+async fn a_claimed_run_that_cannot_start_is_recorded_failed_once(db: Db) -> Result<()> {
+    let a = Api::start_with(db.clone(), config()).await?;
+    let _ = a.team("acme").await?;
+    let team = db
+        .team_by_name("acme")
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no team"))?;
+    // A run of a workflow version that does not exist (left by a process
+    // that died), nobody's yet.
+    db.submit_run(
+        dragnet_store::NewRun {
+            run_id: "run_ghost",
+            team_id: &team.team_id,
+            workflow: "ghost",
+            version: 9,
+            source: "ghost.yaml",
+            inputs: &serde_json::json!({}),
+            idempotency: None,
+            launch: None,
+            claim: None,
+        },
+        &dragnet_store::RunOwner::this_process(),
+        chrono::Utc::now(),
+    )
+    .await?;
+    ensure!(dragnet_server::claimer::pass(&a.state).await? == 0);
+    let record = db.get_run("run_ghost").await?.expect("stored");
+    ensure!(record.status == RunStatus::Failed, "{:?}", record.status);
+    // Final now: not claimed again.
+    ensure!(dragnet_server::claimer::pass(&a.state).await? == 0);
+    ensure!(db
+        .claim_next("someone", LeaseLength::DEFAULT)
+        .await?
+        .is_none());
     Ok(())
 }
