@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use common::{acme_token, command, fresh_db, scratch, shop, stderr, stdout};
+use common::{acme_token, address_in, client, command, fresh_db, scratch, shop, stderr, stdout};
 
 /// Sends SIGTERM to `pid`.
 fn sigterm(pid: u32) {
@@ -57,12 +57,7 @@ fn spawn_serve(mut command: std::process::Command) -> (Child, String) {
     BufReader::new(out)
         .read_line(&mut line)
         .expect("a first line");
-    let addr = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in `{line}`"))
-        .to_string();
-    (child, addr)
+    (child, address_in(&line))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -264,13 +259,7 @@ steps:
     let mut serve = command(&db);
     serve.stderr(Stdio::null());
     let (mut server, addr) = spawn_serve(serve);
-    let client = |args: &[&str]| {
-        let mut c = command(&db);
-        c.args(args)
-            .env("DRAGNET_SERVER", &addr)
-            .env("DRAGNET_TOKEN", &token);
-        c.output().unwrap()
-    };
+    let client = client(&db, &addr, &token);
     let file = dir.join("slow.yaml").display().to_string();
     assert!(client(&["workflows", "push", &file]).status.success());
     let started = client(&["trigger", "slow"]);

@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{acme_token, command, scratch, shop, stderr, stdout};
+use common::{acme_token, address_in, client, command, scratch, shop, stderr, stdout};
 use serde_json::Value;
 
 /// A fresh schema of the test PostgreSQL: the database URL into it, and
@@ -107,18 +107,8 @@ steps:
     )
     .unwrap();
     let (serve, line) = start(&db, &["serve", "--bind", "127.0.0.1:0"]);
-    let addr = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in `{line}`"))
-        .to_string();
-    let client = |args: &[&str]| {
-        let mut c = command(&db);
-        c.args(args)
-            .env("DRAGNET_SERVER", &addr)
-            .env("DRAGNET_TOKEN", &token);
-        c.output().unwrap()
-    };
+    let addr = address_in(&line);
+    let client = client(&db, &addr, &token);
     let pushed = client(&[
         "workflows",
         "push",

@@ -118,23 +118,20 @@ pub async fn start(
         kept: Vec::new(),
     }
     .to_json();
-    let submitted = db
-        .submit_run(
-            NewRun {
-                run_id: &run_id,
-                team_id: caller.team_id(),
-                workflow: &wf.name,
-                version,
-                source: &wf.source.display().to_string(),
-                inputs: &inputs,
-                idempotency,
-                launch: Some(&launch_record),
-                claim: Some((state.lease_owner(), state.config().lease)),
-            },
-            &owner,
-            now,
-        )
-        .await?;
+    let source = wf.source.display().to_string();
+    let new_run = NewRun {
+        run_id: &run_id,
+        team_id: caller.team_id(),
+        workflow: &wf.name,
+        version,
+        source: &source,
+        inputs: &inputs,
+        idempotency,
+        launch: Some(&launch_record),
+        claim: Some((state.lease_owner(), state.config().lease)),
+    };
+    let lease = new_run.lease();
+    let submitted = db.submit_run(new_run, &owner, now).await?;
     match submitted {
         Submitted::Existing { run_id } => {
             let version = db
@@ -156,12 +153,7 @@ pub async fn start(
         }
         Submitted::Created => {}
     }
-    {
-        let lease = Lease {
-            run_id: run_id.clone(),
-            attempt: 1,
-            owner: state.lease_owner().to_string(),
-        };
+    if let Some(lease) = lease {
         let launch = Launch {
             team_id: caller.team_id(),
             run_id: &run_id,
@@ -304,23 +296,24 @@ pub async fn rerun(
         launch: Some(&launch_record),
         claim: Some((state.lease_owner(), state.config().lease)),
     };
-    db.submit_run(new_run.clone(), &RunOwner::this_process(), now)
+    let lease = new_run.lease();
+    db.submit_run(new_run, &RunOwner::this_process(), now)
         .await?;
-    let Some(lease) = new_run.lease() else {
-        return Err(ApiError::ShuttingDown);
-    };
-    let launch = Launch {
-        team_id: caller.team_id(),
-        run_id: &run_id,
-        trigger,
-        reuse,
-        lease,
-    };
-    let request = RunRequest {
-        inputs: given,
-        ..RunRequest::default()
-    };
-    spawn_run(state, launch, Arc::new(wf), request, inputs);
+    // Written claimed: this process runs it.
+    if let Some(lease) = lease {
+        let launch = Launch {
+            team_id: caller.team_id(),
+            run_id: &run_id,
+            trigger,
+            reuse,
+            lease,
+        };
+        let request = RunRequest {
+            inputs: given,
+            ..RunRequest::default()
+        };
+        spawn_run(state, launch, Arc::new(wf), request, inputs);
+    }
     Ok(Started {
         run_id,
         version,

@@ -1,5 +1,5 @@
-//! Leases on both backends: the submitting process claims its own queued
-//! run once; concurrent claimers never take the same run; a lease renewed
+//! Leases on both backends: a run submitted with its claim is its
+//! submitter's from the start; concurrent claimers never take the same run; a lease renewed
 //! is kept, one that expired is taken over with the next attempt, and the
 //! older attempt can then neither renew nor hand back, and no longer holds
 //! the run; a lease handed back is claimable at once with its attempt
@@ -39,38 +39,37 @@ fn length(ms: u64) -> LeaseLength {
     LeaseLength::new(Duration::from_millis(ms)).expect("a valid lease")
 }
 
-async fn submit(db: &Db, run_id: &str) -> Result<()> {
-    db.submit_run(
-        NewRun {
-            run_id,
-            team_id: "t1",
-            workflow: "wf",
-            version: 1,
-            source: "wf.yaml",
-            inputs: &json!({}),
-            idempotency: None,
-            launch: None,
-            claim: None,
-        },
-        &RunOwner::this_process(),
-        now(),
-    )
-    .await?;
-    Ok(())
+/// Submits run `run_id`, claimed by `claimer` as it is written (a 1 s
+/// lease) or left for any claimer; the submitter's lease.
+async fn submit(
+    db: &Db,
+    run_id: &str,
+    claimer: Option<&str>,
+) -> Result<Option<dragnet_store::Lease>> {
+    let run = NewRun {
+        run_id,
+        team_id: "t1",
+        workflow: "wf",
+        version: 1,
+        source: "wf.yaml",
+        inputs: &json!({}),
+        idempotency: None,
+        launch: None,
+        claim: claimer.map(|c| (c, length(1_000))),
+    };
+    db.submit_run(run.clone(), &RunOwner::this_process(), now())
+        .await?;
+    Ok(run.lease())
 }
 
 async fn a_run_is_claimed_once_and_taken_over_only_after_its_lease(db: Db) -> Result<()> {
     db.create_team("t1", "team one", now()).await?;
-    submit(&db, "run_a").await?;
-    let mine = db
-        .claim_run("run_a", "proc-1", length(1_000))
+    // Claimed as it is written: its submitter's from the start, never seen
+    // unclaimed by anyone else.
+    let mine = submit(&db, "run_a", Some("proc-1"))
         .await?
-        .context("the submitter claims its run")?;
+        .context("the submitter's lease")?;
     ensure!(mine.attempt == 1, "{mine:?}");
-    ensure!(db
-        .claim_run("run_a", "proc-2", length(1_000))
-        .await?
-        .is_none());
     ensure!(
         db.claim_next("proc-2", length(1_000)).await?.is_none(),
         "a live lease is not taken over"
@@ -101,32 +100,13 @@ async fn a_run_is_claimed_once_and_taken_over_only_after_its_lease(db: Db) -> Re
         .await?
         .context("a handed-back lease is claimable")?;
     ensure!(again.attempt == 3, "{again:?}");
-    // A run submitted with a claim is its submitter's from the start:
-    // never seen unclaimed by anyone else.
-    let claimed = NewRun {
-        run_id: "run_b",
-        team_id: "t1",
-        workflow: "wf",
-        version: 1,
-        source: "wf.yaml",
-        inputs: &json!({}),
-        idempotency: None,
-        launch: None,
-        claim: Some(("proc-1", length(5_000))),
-    };
-    db.submit_run(claimed.clone(), &RunOwner::this_process(), now())
-        .await?;
-    ensure!(db.claim_next("proc-2", length(5_000)).await?.is_none());
-    let lease = claimed.lease().context("a lease")?;
-    ensure!(db.holds_lease(&lease).await? && lease.attempt == 1);
-    ensure!(db.renew_lease(&lease, length(5_000)).await?.is_some());
     Ok(())
 }
 
 async fn concurrent_claimers_never_share_a_run(db: Db) -> Result<()> {
     db.create_team("t1", "team one", now()).await?;
     for i in 0..20 {
-        submit(&db, &format!("run_{i:02}")).await?;
+        submit(&db, &format!("run_{i:02}"), None).await?;
     }
     let mut tasks = Vec::new();
     for p in 0..4 {
@@ -183,9 +163,7 @@ async fn leased_writer(
     heartbeat: Duration,
 ) -> Result<(dragnet_store::Lease, StoreObserver, CancellationToken)> {
     db.create_team("t1", "team one", now()).await?;
-    submit(db, run_id).await?;
-    let lease = db
-        .claim_run(run_id, "proc-1", length(1_000))
+    let lease = submit(db, run_id, Some("proc-1"))
         .await?
         .context("claimed")?;
     let lost = CancellationToken::new();

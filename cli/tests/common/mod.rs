@@ -158,3 +158,24 @@ pub fn acme_token(db: &str) -> String {
     assert!(token.starts_with("dnt_"), "{token}");
     token
 }
+
+/// The `http://…` address in a line a server printed.
+pub fn address_in(line: &str) -> String {
+    line.split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in `{line}`"))
+        .to_string()
+}
+
+/// The binary as a client of the server at `addr` on store `db`, with
+/// `token`: runs `args` and returns what it did.
+pub fn client<'a>(db: &'a str, addr: &'a str, token: &'a str) -> impl Fn(&[&str]) -> Output + 'a {
+    move |args| {
+        command(db)
+            .args(args)
+            .env("DRAGNET_SERVER", addr)
+            .env("DRAGNET_TOKEN", token)
+            .output()
+            .expect("the client runs")
+    }
+}

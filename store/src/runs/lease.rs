@@ -1,5 +1,7 @@
 //! Leases on runs (SPEC §9): a process executes a server run only while it
-//! holds its lease. Claiming increments the run's `attempt`, which is the
+//! holds its lease. The process that submits a run claims it in the
+//! statement that writes it (`NewRun::claim`, attempt 1); later claims —
+//! takeovers — increment the run's `attempt`, which is the
 //! fencing token every later write of that process carries; a lease lasts
 //! until an expiry set from the database clock and is renewed by
 //! heartbeats; a run whose lease expired can be claimed by anyone (a
@@ -14,7 +16,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::db::{col, Db, PgTime, SqliteTime, Stamp};
+use crate::db::{col, Db, SqliteTime, Stamp};
 use crate::error::{Error, Result};
 
 /// The database's clock in SQLite, in milliseconds since the epoch.
@@ -60,13 +62,11 @@ impl LeaseLength {
 }
 
 /// What a claim statement returns.
-fn lease_of<R, T>(row: &R, owner: &str) -> Result<Lease>
+fn lease_of<R>(row: &R, owner: &str) -> Result<Lease>
 where
     R: sqlx::Row,
-    T: Stamp,
     String: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     i64: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    T::Raw: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     &'static str: sqlx::ColumnIndex<R>,
 {
     Ok(Lease {
@@ -77,49 +77,6 @@ where
 }
 
 impl Db {
-    /// Claims run `run_id` when it is queued and nobody has claimed it
-    /// yet (the process that submitted it starts it this way).
-    pub async fn claim_run(
-        &self,
-        run_id: &str,
-        owner: &str,
-        length: LeaseLength,
-    ) -> Result<Option<Lease>> {
-        const WHERE: &str = "WHERE run_id = $1 AND status = 'queued' AND lease_owner IS NULL \
-                             RETURNING run_id, attempt, lease_expires_at";
-        match self {
-            Db::Postgres(pool) => {
-                let sql = format!(
-                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $2, \
-                     lease_expires_at = now() + make_interval(secs => $3) {WHERE}"
-                );
-                let row = sqlx::query(&sql)
-                    .bind(run_id)
-                    .bind(owner)
-                    .bind(length.seconds())
-                    .fetch_optional(pool)
-                    .await
-                    .map_err(Error::query("postgres", "runs.claim"))?;
-                row.map(|r| lease_of::<_, PgTime>(&r, owner)).transpose()
-            }
-            Db::Sqlite(pool) => {
-                let sql = format!(
-                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $2, \
-                     lease_expires_at = {SQLITE_NOW} + $3 {WHERE}"
-                );
-                let row = sqlx::query(&sql)
-                    .bind(run_id)
-                    .bind(owner)
-                    .bind(length.millis())
-                    .fetch_optional(pool)
-                    .await
-                    .map_err(Error::query("sqlite", "runs.claim"))?;
-                row.map(|r| lease_of::<_, SqliteTime>(&r, owner))
-                    .transpose()
-            }
-        }
-    }
-
     /// Claims the oldest claimable run: queued and unclaimed, or holding a
     /// lease that expired (its process died or stalled: a takeover).
     pub async fn claim_next(&self, owner: &str, length: LeaseLength) -> Result<Option<Lease>> {
@@ -132,14 +89,14 @@ impl Db {
                        AND ((status = 'queued' AND lease_owner IS NULL) \
                          OR (status IN ('queued', 'running') AND lease_expires_at < now())) \
                        ORDER BY started_at, run_id LIMIT 1 FOR UPDATE SKIP LOCKED) \
-                     RETURNING run_id, attempt, lease_expires_at",
+                     RETURNING run_id, attempt",
                 )
                 .bind(owner)
                 .bind(length.seconds())
                 .fetch_optional(pool)
                 .await
                 .map_err(Error::query("postgres", "runs.claim_next"))?;
-                row.map(|r| lease_of::<_, PgTime>(&r, owner)).transpose()
+                row.map(|r| lease_of(&r, owner)).transpose()
             }
             Db::Sqlite(pool) => {
                 let sql = format!(
@@ -149,7 +106,7 @@ impl Db {
                        AND ((status = 'queued' AND lease_owner IS NULL) \
                          OR (status IN ('queued', 'running') AND lease_expires_at < {SQLITE_NOW})) \
                        ORDER BY started_at, run_id LIMIT 1) \
-                     RETURNING run_id, attempt, lease_expires_at"
+                     RETURNING run_id, attempt"
                 );
                 let row = sqlx::query(&sql)
                     .bind(owner)
@@ -157,8 +114,7 @@ impl Db {
                     .fetch_optional(pool)
                     .await
                     .map_err(Error::query("sqlite", "runs.claim_next"))?;
-                row.map(|r| lease_of::<_, SqliteTime>(&r, owner))
-                    .transpose()
+                row.map(|r| lease_of(&r, owner)).transpose()
             }
         }
     }
