@@ -274,6 +274,7 @@ impl McpUpstream {
         self.routes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// What sets its answers apart in cache keys: how it is reached.
     pub fn identity(&self) -> &str {
         &self.identity
     }
@@ -322,7 +323,7 @@ impl Upstream for McpCall<'_> {
     }
 
     fn identity(&self) -> String {
-        self.upstream.identity.clone()
+        self.upstream.identity().to_string()
     }
 }
 
