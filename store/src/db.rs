@@ -152,6 +152,30 @@ macro_rules! with_pool {
 }
 pub(crate) use with_pool;
 
+/// Beginning a transaction that writes. On SQLite it is `BEGIN IMMEDIATE`:
+/// the write lock is taken at the start, so a transaction that reads before
+/// it writes waits its turn (the busy timeout) instead of failing with
+/// `database is locked` when another connection committed after its read
+/// began, which a deferred transaction in WAL mode does at once.
+pub(crate) trait BeginWrite {
+    type Database: sqlx::Database;
+    async fn begin_write(&self) -> sqlx::Result<sqlx::Transaction<'static, Self::Database>>;
+}
+
+impl BeginWrite for PgPool {
+    type Database = sqlx::Postgres;
+    async fn begin_write(&self) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Postgres>> {
+        self.begin().await
+    }
+}
+
+impl BeginWrite for SqlitePool {
+    type Database = sqlx::Sqlite;
+    async fn begin_write(&self) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        self.begin_with("BEGIN IMMEDIATE").await
+    }
+}
+
 /// Reads column `column` of `row`.
 pub(crate) fn col<'r, R, V>(row: &'r R, column: &'static str) -> Result<V>
 where

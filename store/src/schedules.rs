@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::db::{col, with_pool, Db, Stamp};
+use crate::db::{col, with_pool, BeginWrite, Db, Stamp};
 use crate::error::{Error, Result};
 use crate::runs::submit::{inputs_text, insert_run};
 use crate::runs::{NewRun, RunOwner};
@@ -165,7 +165,7 @@ impl Db {
     ) -> Result<()> {
         with_pool!(self, |pool, T| {
             let op = |name| Error::query(self.backend(), name);
-            let mut tx = pool.begin().await.map_err(op("schedules.sync"))?;
+            let mut tx = pool.begin_write().await.map_err(op("schedules.sync"))?;
             let rows = sqlx::query(
                 "SELECT schedule_id, active FROM schedules WHERE team_id = $1 AND workflow = $2",
             )
@@ -305,7 +305,7 @@ impl Db {
             .transpose()?;
         with_pool!(self, |pool, T| {
             let op = |name| Error::query(self.backend(), name);
-            let mut tx = pool.begin().await.map_err(op("schedules.tick"))?;
+            let mut tx = pool.begin_write().await.map_err(op("schedules.tick"))?;
             let fired_at = tick.run.as_ref().map(|_| T::enc(now));
             let inserted = sqlx::query(
                 "INSERT INTO schedule_ticks \
@@ -355,7 +355,10 @@ impl Db {
         let inputs = inputs_text(run.inputs)?;
         with_pool!(self, |pool, T| {
             let op = |name| Error::query(self.backend(), name);
-            let mut tx = pool.begin().await.map_err(op("schedules.fire_queued"))?;
+            let mut tx = pool
+                .begin_write()
+                .await
+                .map_err(op("schedules.fire_queued"))?;
             let done = sqlx::query(
                 "UPDATE schedule_ticks SET status = 'fired', run_id = $3, fired_at = $4 \
                  WHERE schedule_id = $1 AND scheduled_for = $2 AND status = 'queued'",

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::db::{col, with_pool, Db, Stamp};
+use crate::db::{col, with_pool, BeginWrite, Db, Stamp};
 use crate::error::{Error, Result};
 
 /// What a push is made of.
@@ -89,7 +89,7 @@ impl Db {
         })?;
         with_pool!(self, |pool, T| {
             let op = |name| Error::query(self.backend(), name);
-            let mut tx = pool.begin().await.map_err(op("workflows.push"))?;
+            let mut tx = pool.begin_write().await.map_err(op("workflows.push"))?;
             let current = sqlx::query(CURRENT)
                 .bind(new.team_id)
                 .bind(new.name)

@@ -21,6 +21,14 @@ use crate::observer::{Event, ObserverOptions};
 /// The most queued events taken in one batch.
 const MAX_BATCH: usize = 256;
 
+/// The pauses after each failed try of a run's final write (four tries).
+const FINAL_WRITE_RETRIES: [Duration; 4] = [
+    Duration::from_millis(100),
+    Duration::from_millis(500),
+    Duration::from_secs(2),
+    Duration::ZERO,
+];
+
 /// The shortest heartbeat period accepted.
 const MIN_HEARTBEAT: Duration = Duration::from_millis(10);
 
@@ -374,10 +382,23 @@ impl Writer {
             });
             self.write_finished(&mut pending).await;
             if let Some(cur) = self.current.as_ref().filter(|_| !self.fenced) {
-                let written = self
-                    .db
-                    .write_run_row_fenced(&cur.record, &self.options.owner, now, self.lease())
-                    .await;
+                // The final status is what frees the run: a failure that is
+                // not a refusal (a lock, a dropped connection) is retried a
+                // few times before the lease's expiry is left to recover it.
+                let mut written = Ok(());
+                for pause in FINAL_WRITE_RETRIES {
+                    written = self
+                        .db
+                        .write_run_row_fenced(&cur.record, &self.options.owner, now, self.lease())
+                        .await;
+                    match &written {
+                        Err(crate::error::Error::Fenced { .. }) | Ok(()) => break,
+                        Err(error) => {
+                            tracing::debug!(run_id = %cur.record.run_id, %error, "retrying the run's final write");
+                            tokio::time::sleep(pause).await;
+                        }
+                    }
+                }
                 let run_id = cur.record.run_id.clone();
                 self.settle(&run_id, "run_finished", written);
             }

@@ -7,7 +7,8 @@
 //! the lease; once another attempt has taken the run over, its next write
 //! is refused, nothing of it lands, and the writer says it lost the run.
 //! Its heartbeats renew the lease (by the database clock), and the first
-//! renewal refused says so too.
+//! renewal refused says so too. Fenced writes of many runs at once all
+//! land (on SQLite they queue for the write lock instead of failing).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -28,7 +29,8 @@ on_both_backends!(
     a_run_is_claimed_once_and_taken_over_only_after_its_lease,
     concurrent_claimers_never_share_a_run,
     a_writer_whose_lease_was_taken_over_writes_nothing_more,
-    heartbeats_renew_the_lease_until_another_attempt_holds_it
+    heartbeats_renew_the_lease_until_another_attempt_holds_it,
+    concurrent_fenced_writes_all_land
 );
 
 fn now() -> DateTime<Utc> {
@@ -243,5 +245,50 @@ async fn heartbeats_renew_the_lease_until_another_attempt_holds_it(db: Db) -> Re
     tokio::time::sleep(Duration::from_millis(400)).await;
     ensure!(lost.is_cancelled(), "the refused renewal is reported");
     observer.close().await;
+    Ok(())
+}
+
+async fn concurrent_fenced_writes_all_land(db: Db) -> Result<()> {
+    // A fenced write reads its fence before it writes: on SQLite, a
+    // transaction begun deferred failed at once ("database is locked") when
+    // another connection wrote in between. Many runs' writers at once.
+    db.create_team("t1", "team one", now()).await?;
+    let mut leases = Vec::new();
+    for i in 0..6 {
+        let run_id = format!("run_w{i}");
+        let lease = submit(&db, &run_id, Some("proc-1"))
+            .await?
+            .context("claimed")?;
+        db.write_run_fenced(
+            &record(&run_id),
+            &RunOwner::this_process(),
+            now(),
+            Some(&lease),
+        )
+        .await?;
+        leases.push(lease);
+    }
+    let mut writes = tokio::task::JoinSet::new();
+    for lease in leases {
+        for round in 0..15 {
+            let (db, lease) = (db.clone(), lease.clone());
+            writes.spawn(async move {
+                let step = finished(if round % 2 == 0 { "first" } else { "second" });
+                db.write_steps_fenced(&lease.run_id, &[(round % 2, &step)], Some(&lease))
+                    .await
+            });
+        }
+    }
+    let mut failures = Vec::new();
+    while let Some(done) = writes.join_next().await {
+        if let Err(e) = done? {
+            failures.push(e.to_string());
+        }
+    }
+    ensure!(
+        failures.is_empty(),
+        "{} writes failed: {failures:?}",
+        failures.len()
+    );
     Ok(())
 }

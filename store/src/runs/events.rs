@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::db::{col, to_i64, to_u64, with_pool, Db};
+use crate::db::{col, to_i64, to_u64, with_pool, BeginWrite, Db};
 use crate::error::{Error, Result};
 
 /// One event of a run's stream.
@@ -26,7 +26,7 @@ impl Db {
         }
         let op = || Error::query(self.backend(), "runs.events.append");
         with_pool!(self, |pool, T| {
-            let mut tx = pool.begin().await.map_err(op())?;
+            let mut tx = pool.begin_write().await.map_err(op())?;
             for e in events {
                 sqlx::query(
                     "INSERT INTO run_events (run_id, seq, event, data) VALUES ($1, $2, $3, $4) \

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use dragnet_engine::run::RunStatus;
 
 use super::millis_between;
-use crate::db::{col, with_pool, Db, Stamp};
+use crate::db::{col, with_pool, BeginWrite, Db, Stamp};
 use crate::error::{Error, Result};
 
 const RUNNING: &str = "SELECT run_id, host, pid, started_at, heartbeat_at FROM runs \
@@ -97,7 +97,7 @@ impl Db {
                     continue;
                 };
                 let ended = T::enc(run.heartbeat_at);
-                let mut tx = pool.begin().await.map_err(op())?;
+                let mut tx = pool.begin_write().await.map_err(op())?;
                 let done = sqlx::query(MARK_RUN)
                     .bind(&run.run_id)
                     .bind(ended)

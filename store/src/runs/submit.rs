@@ -7,7 +7,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 
 use super::{Lease, LeaseLength, RunOwner};
-use crate::db::{col, with_pool, Db, Stamp};
+use crate::db::{col, with_pool, BeginWrite, Db, Stamp};
 use crate::error::{Error, Result};
 
 /// How long an idempotency key answers with its first run.
@@ -137,7 +137,7 @@ impl Db {
         let inputs = inputs_text(run.inputs)?;
         with_pool!(self, |pool, T| {
             let op = |name| Error::query(self.backend(), name);
-            let mut tx = pool.begin().await.map_err(op("runs.submit"))?;
+            let mut tx = pool.begin_write().await.map_err(op("runs.submit"))?;
             if let Some((key, body_hash)) = run.idempotency {
                 let earlier = sqlx::query(
                     "SELECT body_hash, run_id, created_at FROM idempotency_keys \

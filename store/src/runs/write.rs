@@ -10,7 +10,7 @@ use dragnet_engine::run::{RunRecord, StepRecord, StepType};
 
 use super::{Lease, RunOwner};
 use crate::codec;
-use crate::db::{to_i64, with_pool, Db, Stamp};
+use crate::db::{to_i64, with_pool, BeginWrite, Db, Stamp};
 use crate::error::{Error, Result};
 
 const UPSERT_RUN: &str = "INSERT INTO runs \
@@ -196,7 +196,7 @@ impl Db {
         }
         let op = || Error::query(self.backend(), "runs.write");
         with_pool!(self, |pool, T| {
-            let mut tx = pool.begin().await.map_err(op())?;
+            let mut tx = pool.begin_write().await.map_err(op())?;
             pass_fence!(self, tx, lease, op());
             sqlx::query(UPSERT_RUN)
                 .bind(&run.run_id)
@@ -248,7 +248,7 @@ impl Db {
         }
         let op = || Error::query(self.backend(), "runs.write_step");
         with_pool!(self, |pool, T| {
-            let mut tx = pool.begin().await.map_err(op())?;
+            let mut tx = pool.begin_write().await.map_err(op())?;
             pass_fence!(self, tx, lease, op());
             for ((_, step), enc) in steps.iter().zip(&rows) {
                 bind_step(sqlx::query(UPSERT_STEP), run_id, step, enc, T::enc)
@@ -287,7 +287,7 @@ impl Db {
         let idx = to_i64(idx as u64, "step index")?;
         let op = || Error::query(self.backend(), "runs.step_running");
         with_pool!(self, |pool, T| {
-            let mut tx = pool.begin().await.map_err(op())?;
+            let mut tx = pool.begin_write().await.map_err(op())?;
             pass_fence!(self, tx, lease, op());
             sqlx::query(STEP_RUNNING)
                 .bind(run_id)
