@@ -146,6 +146,7 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
         progress: &line,
         clock: Arc::new(SystemClock),
         cancel,
+        journal: None,
     };
     let call = ToolCall {
         tool,

@@ -324,6 +324,7 @@ impl Gateway {
             progress: progress as &dyn ProgressSink,
             clock: self.clock.clone(),
             cancel,
+            journal: None,
         };
         let executed = match &upstream {
             CallUpstream::Http(http) => dragnet_steps::execute(call, http.as_ref(), &runtime).await,

@@ -15,7 +15,9 @@ use dragnet_engine::run::{
     StepType,
 };
 use dragnet_engine::workflow::{self, model::Workflow, Diagnostics, DocumentSource};
-use dragnet_store::{Fencing, Lease, NewRun, ObserverOptions, RunOwner, StoreObserver, Submitted};
+use dragnet_store::{
+    Fencing, Lease, NewRun, ObserverOptions, RunOwner, RunPages, StoreObserver, Submitted,
+};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -369,6 +371,9 @@ pub fn spawn_run(
         cancel,
         cache,
         clock: state.clock().clone(),
+        // Pages its walks fetch are kept: a process taking it over
+        // continues from there.
+        journal: Some(Arc::new(RunPages::new(state.db().clone(), lease.clone()))),
         ..RunOptions::default()
     };
     let state = state.clone();
@@ -407,7 +412,9 @@ pub fn spawn_run(
     let span = tracing::info_span!("run", run_id = %run_id, workflow = %wf.name, team = %team_id);
     let tracker = state.tracker().clone();
     let task = async move {
-        match wait_for_slot(&state, &live, &team, &wf, &waiting, &queued_lease, &lost).await {
+        let ended = match wait_for_slot(&state, &live, &team, &wf, &waiting, &queued_lease, &lost)
+            .await
+        {
             Ok(_slot) => {
                 let stop = options.cancel.clone();
                 let running = run::run(wf.clone(), options, observer.clone());
@@ -423,24 +430,36 @@ pub fn spawn_run(
                         }
                     }
                 };
-                if let Err(error) = ran {
-                    // The workflow compiled and its inputs were typed, so
-                    // this is rare; the run is recorded failed.
-                    tracing::error!(run_id = %live.run_id, %error, "a run could not start");
-                    let record = unstarted(&wf, &live.run_id, &state, inputs, RunStatus::Failed);
-                    RunObserver::run_finished(observer.as_ref(), &record);
+                match ran {
+                    Ok(record) => record.status,
+                    Err(error) => {
+                        // The workflow compiled and its inputs were typed, so
+                        // this is rare; the run is recorded failed.
+                        tracing::error!(run_id = %live.run_id, %error, "a run could not start");
+                        let record =
+                            unstarted(&wf, &live.run_id, &state, inputs, RunStatus::Failed);
+                        RunObserver::run_finished(observer.as_ref(), &record);
+                        RunStatus::Failed
+                    }
                 }
             }
             Err(status) => {
                 let record = unstarted(&wf, &live.run_id, &state, inputs, status);
                 RunObserver::run_finished(observer.as_ref(), &record);
+                status
             }
-        }
+        };
         // The record is stored: now the stream may end.
         store.close().await;
         observer.end();
         // A run given up is another process's now: its events are not ours.
         if !lost.is_cancelled() {
+            // It ended here: the pages kept for a takeover go.
+            if ended != RunStatus::Running {
+                if let Err(error) = state.db().forget_pages(&live.run_id).await {
+                    tracing::warn!(run_id = %live.run_id, %error, "the run's kept pages could not be deleted");
+                }
+            }
             if let Err(error) = state
                 .db()
                 .append_run_events(&live.run_id, &live.all_events())

@@ -3,8 +3,10 @@
 //! when the lease is another attempt's and has expired, server B's claim
 //! pass takes the run over with the next attempt and resumes it after its
 //! last finished step — the shop sees the first step's request once — and
-//! A, whose next renewal is refused, gives the run up and writes nothing
-//! more: the run ends succeeded, as B ran it.
+//! in the middle of its walk: the pages A fetched and kept are read back,
+//! not fetched again, and the verdict says the walk resumed. A, whose next
+//! renewal is refused, gives the run up and writes nothing more: the run
+//! ends succeeded, as B ran it, and its kept pages are deleted.
 
 mod support;
 
@@ -50,16 +52,17 @@ async fn a_run_whose_lease_expired_is_taken_over_and_resumed(db: Db) -> Result<(
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     ensure!(started, "the run did not reach its second step");
+    // And until its walk has kept a few pages.
+    for _ in 0..200 {
+        if db.kept_pages(&run, Some("open_orders")).await? >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
     // As if A had stalled past its lease and a process that then died had
     // claimed the run: A's renewals are refused from now on, and the
     // lease is expired, so B's pass takes the run over.
     dragnet_store::testing::steal_lease(&db, &run, "a-process-that-died").await?;
-    dragnet_store::testing::expire_lease(&db, &run).await?;
-    let b = Api::start_with(db.clone(), config()).await?;
-    let claimed = dragnet_server::claimer::pass(&b.state).await?;
-    ensure!(claimed == 1, "B claimed {claimed} runs");
-    let done = b.finished(&t, &run).await?;
-    ensure!(done["status"] == "succeeded", "{done}");
     // A learns at its next beat that the run is not its own, and stops.
     for _ in 0..200 {
         if a.state.live().all().is_empty() {
@@ -68,6 +71,48 @@ async fn a_run_whose_lease_expired_is_taken_over_and_resumed(db: Db) -> Result<(
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     ensure!(a.state.live().all().is_empty(), "A gave the run up");
+    // What A's walk fetched and kept before it lost the run (its later
+    // pages were refused: they are not the attempt's that holds the run).
+    let kept = db.kept_pages(&run, Some("open_orders")).await?;
+    ensure!(kept >= 3, "A kept {kept} of its pages");
+    let seen_by_a = a.shop.requests().len();
+    dragnet_store::testing::expire_lease(&db, &run).await?;
+    let b = Api::start_with(db.clone(), config()).await?;
+    let claimed = dragnet_server::claimer::pass(&b.state).await?;
+    ensure!(claimed == 1, "B claimed {claimed} runs");
+    let done = b.finished(&t, &run).await?;
+    ensure!(done["status"] == "succeeded", "{done}");
+    // B resumed the walk: the pages A kept were read back, not fetched.
+    let log = a.shop.requests();
+    let page = |r: &dragnet_shop::RecordedRequest| format!("{}?{:?}", r.path, r.query);
+    let walk: Vec<String> = log
+        .iter()
+        .filter(|r| r.path.ends_with("/orders"))
+        .map(page)
+        .collect();
+    let distinct: std::collections::HashSet<&String> = walk.iter().collect();
+    let by_b = log[seen_by_a..]
+        .iter()
+        .filter(|r| r.path.ends_with("/orders"))
+        .count() as u64;
+    ensure!(
+        by_b == distinct.len() as u64 - kept,
+        "B fetched {by_b} pages of {}, {kept} of them kept by A",
+        distinct.len()
+    );
+    let (_, with) = b.get(&format!("/v1/runs/{run}?outputs=true"), &t).await?;
+    let note = with["steps"][1]["output"]["_loop"]["note"]
+        .as_str()
+        .unwrap_or_default();
+    let plural = if kept == 1 { "page" } else { "pages" };
+    ensure!(
+        note.contains(&format!("Resumed: {kept} {plural} read back")),
+        "{note}"
+    );
+    ensure!(
+        db.kept_pages(&run, None).await? == 0,
+        "the ended run's pages are deleted"
+    );
     let record = db.get_run(&run).await?.expect("the run is stored");
     ensure!(record.status == RunStatus::Succeeded, "{:?}", record.status);
     ensure!(record

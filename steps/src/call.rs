@@ -13,6 +13,7 @@ use crate::cache::key::KeyMaterial;
 use crate::cache::{around, cache_key, CachePolicy};
 use crate::clock::{Clock, SystemClock};
 use crate::http::{Pacing, Upstream};
+use crate::journal::Journal;
 use crate::json_rows::Rows;
 use crate::looping::budget::{Budget, Limits};
 use crate::looping::fan_out::{fan_out, Fanned};
@@ -37,11 +38,13 @@ pub struct ToolCall<'a> {
     pub cache: Option<CachePolicy>,
 }
 
-/// Where progress goes, what time it is, and how to stop.
+/// Where progress goes, what time it is, how to stop, and where fetched
+/// pages are kept for a later attempt (none: nothing is kept).
 pub struct Runtime<'a> {
     pub progress: &'a dyn ProgressSink,
     pub clock: Arc<dyn Clock>,
     pub cancel: CancellationToken,
+    pub journal: Option<Journal<'a>>,
 }
 
 impl Runtime<'static> {
@@ -51,6 +54,7 @@ impl Runtime<'static> {
             progress: &NoProgress,
             clock: Arc::new(SystemClock),
             cancel: CancellationToken::new(),
+            journal: None,
         }
     }
 }
@@ -126,6 +130,7 @@ pub async fn execute<U: Upstream>(
         gathered: Gathered::default(),
         progress: &progress,
         cancel: runtime.cancel.clone(),
+        journal: runtime.journal,
     };
 
     let Fanned { tally, errors } = match (&for_each, &options.for_each) {
@@ -170,7 +175,14 @@ pub async fn execute<U: Upstream>(
         visible,
         single: matches!(payload, Payload::Single(_)),
     };
-    let verdict = compose(&tally, &errors, counts, &options);
+    let mut verdict = compose(&tally, &errors, counts, &options);
+    let replayed = budget.replayed();
+    if replayed > 0 {
+        verdict.note.push_str(&format!(
+            " Resumed: {} read back from an earlier attempt, not fetched again (counted in the requests).",
+            crate::verdict_note::plural(replayed as usize, "page")
+        ));
+    }
     let mut result = LoopResult {
         payload,
         shaped,

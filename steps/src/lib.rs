@@ -15,6 +15,7 @@ pub mod error;
 mod error_kind;
 pub mod http;
 pub mod items;
+pub mod journal;
 pub mod json;
 pub mod json_rows;
 pub mod json_scan;

@@ -37,7 +37,7 @@ pub use observer::{Fencing, ObserverOptions, StoreObserver};
 pub use process::{hostname, pid_alive};
 pub use results::EXPIRED_KEPT;
 pub use runs::{
-    ClaimedRun, Lease, LeaseLength, NewRun, RunEvent, RunFilter, RunOwner, Submitted,
+    ClaimedRun, Lease, LeaseLength, NewRun, RunEvent, RunFilter, RunOwner, RunPages, Submitted,
     IDEMPOTENCY_WINDOW,
 };
 pub use schedules::{ScheduleRow, ScheduleRun, ScheduleSpec, TickRow, TickStatus, TickWrite};

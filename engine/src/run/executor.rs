@@ -82,6 +82,7 @@ pub async fn run(
             cache: options.cache.clone(),
             tools: options.tools.clone(),
             clock: options.clock.clone(),
+            journal: options.journal.clone(),
         },
         semaphore: Semaphore::new(options.concurrency.max(1)),
     });

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use dragnet_steps::cache::{CacheMode, CacheStore};
 use dragnet_steps::clock::{Clock, SystemClock};
+use dragnet_steps::journal::PageJournal;
 use dragnet_steps::progress::ProgressEvent;
 use dragnet_steps::Limits;
 use serde_json::{Map, Value};
@@ -65,6 +66,10 @@ pub struct RunOptions {
     /// output instead of running. Only succeeded tool steps with an output
     /// are kept; any other entry is ignored and its step runs.
     pub reuse: HashMap<String, StepRecord>,
+    /// Where tool steps keep the pages they fetch, each step in a scope of
+    /// its id, so another attempt at the run reads them back (a server's
+    /// runs, which can be taken over); none keeps nothing.
+    pub journal: Option<Arc<dyn PageJournal>>,
 }
 
 /// `$.trigger` of a run nobody scheduled (`kind`: `manual` from the CLI,
@@ -111,6 +116,7 @@ impl Default for RunOptions {
             tools: Arc::new(LoopLayer),
             clock: Arc::new(SystemClock),
             reuse: HashMap::new(),
+            journal: None,
         }
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use dragnet_steps::cache::{CachePolicy, CacheScope};
 use dragnet_steps::clock::Clock;
 use dragnet_steps::http::HttpUpstream;
+use dragnet_steps::journal::{Journal, PageJournal};
 use dragnet_steps::looping::filter::{Clause, Filter};
 use dragnet_steps::looping::options::{ForEachSpec, LoopOptions};
 use dragnet_steps::progress::{ProgressEvent, ProgressSink};
@@ -88,6 +89,7 @@ pub struct CallContext {
     pub cache: Option<RunCache>,
     pub tools: Arc<dyn ToolRunner>,
     pub clock: Arc<dyn Clock>,
+    pub journal: Option<Arc<dyn PageJournal>>,
 }
 
 impl CallContext {
@@ -125,6 +127,10 @@ pub async fn call(
         progress: &sink,
         clock: ctx.clock.clone(),
         cancel: ctx.cancel.clone(),
+        journal: ctx.journal.as_deref().map(|store| Journal {
+            store,
+            scope: step_id,
+        }),
     };
     let call = ToolCall {
         tool: &step.tool,

@@ -46,7 +46,7 @@ pub fn cache_key(m: KeyMaterial<'_>) -> String {
 }
 
 /// The value with every object's keys sorted.
-fn canonical(v: &Value) -> Value {
+pub(crate) fn canonical(v: &Value) -> Value {
     match v {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();

@@ -227,6 +227,8 @@ pub struct Budget {
     pages: AtomicU32,
     failed: AtomicU32,
     throttled: AtomicU32,
+    /// Pages read back from an earlier attempt's journal instead of fetched.
+    replayed: AtomicU32,
 }
 
 /// What the upstream answered during one call, for metrics.
@@ -263,6 +265,7 @@ impl Budget {
             pages: AtomicU32::new(0),
             failed: AtomicU32::new(0),
             throttled: AtomicU32::new(0),
+            replayed: AtomicU32::new(0),
         }
     }
 
@@ -341,6 +344,21 @@ impl Budget {
             })
             .map(|_| ())
             .map_err(|_| StopReason::Requests)
+    }
+
+    /// Spends what a page read back from the journal cost its first
+    /// fetch: one request and its bytes, so the bounds hold across
+    /// attempts; or says which bound forbids it.
+    pub fn take_replayed(&self, bytes: u64) -> Result<(), StopReason> {
+        self.take_request()?;
+        self.add_bytes(bytes);
+        self.replayed.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Pages read back from the journal so far.
+    pub fn replayed(&self) -> u32 {
+        self.replayed.load(Ordering::Relaxed)
     }
 
     /// Counts `n` more raw bytes read.

@@ -4,6 +4,9 @@
 //! kept whole and its items are ranges into it (`crate::items`). A walker
 //! borrows what a call shares (budget, pacing, progress) and owns what it
 //! gathers, so the walks of a concurrent fan-out each gather on their own.
+//! With a journal (`crate::journal`), every page fetched is kept, and a
+//! page an earlier attempt kept is read back instead of fetched: the walk
+//! takes the same path and fetches only what nobody kept.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -23,6 +26,7 @@ use super::verdict::StopReason;
 use crate::error::excerpt;
 use crate::http::{send_with_retry, FetchError, Pacing, RawResponse, Upstream};
 use crate::items::{ranges_of, Items};
+use crate::journal::{request_key, Journal, KeptPage};
 use crate::json::{RawItem, RawObject};
 use crate::progress::{ProgressEvent, Throttled};
 use crate::{Tool, UpstreamError};
@@ -88,6 +92,8 @@ pub struct Walker<'a, U> {
     pub gathered: Gathered,
     pub progress: &'a Mutex<Throttled<'a>>,
     pub cancel: CancellationToken,
+    /// Where fetched pages are kept, and read back from on a later attempt.
+    pub journal: Option<Journal<'a>>,
 }
 
 impl<'a, U: Upstream> Walker<'a, U> {
@@ -105,6 +111,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
             gathered: Gathered::default(),
             progress: self.progress,
             cancel: self.cancel.clone(),
+            journal: self.journal,
         }
     }
 
@@ -290,6 +297,33 @@ impl<'a, U: Upstream> Walker<'a, U> {
     }
 
     async fn fetch(&mut self, args: &Map<String, Value>) -> Result<RawResponse, FetchError> {
+        let Some(journal) = self.journal else {
+            return self.send(args).await;
+        };
+        let key = request_key(&self.upstream.identity(), self.tool, args);
+        if let Some(kept) = journal.store.recall(journal.scope, &key).await {
+            self.budget
+                .take_replayed(kept.body.len() as u64)
+                .map_err(FetchError::Stopped)?;
+            return Ok(RawResponse {
+                status: kept.status,
+                retry_after: None,
+                rate_limit: None,
+                body: kept.body,
+            });
+        }
+        let response = self.send(args).await?;
+        if (200..300).contains(&response.status) {
+            let page = KeptPage {
+                status: response.status,
+                body: response.body.clone(),
+            };
+            journal.store.keep(journal.scope, &key, &page).await;
+        }
+        Ok(response)
+    }
+
+    async fn send(&self, args: &Map<String, Value>) -> Result<RawResponse, FetchError> {
         tokio::select! {
             biased;
             _ = self.cancel.cancelled() => Err(FetchError::Stopped(StopReason::Cancelled)),

@@ -2,11 +2,13 @@
 //! and process writing it and a heartbeat, and one `run_steps` row per step
 //! in workflow order. Rows are written as the run progresses (see
 //! `StoreObserver`), read back as the engine's typed records (`Db` is its
-//! `RunLog`), and runs whose process died are marked `interrupted`.
+//! `RunLog`), runs whose process died are marked `interrupted`, and the
+//! pages a leased run's walks fetched are kept for a takeover (`RunPages`).
 
 mod events;
 mod interrupted;
 mod lease;
+mod pages;
 mod read;
 mod retention;
 pub(crate) mod submit;
@@ -14,6 +16,7 @@ mod write;
 
 pub use events::RunEvent;
 pub use lease::{Lease, LeaseLength};
+pub use pages::RunPages;
 pub use read::RunFilter;
 pub use submit::{ClaimedRun, NewRun, Submitted, IDEMPOTENCY_WINDOW};
 
