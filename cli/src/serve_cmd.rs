@@ -126,7 +126,7 @@ async fn signals(name: &'static str, stopping: CancellationToken, root: Cancella
         () = root.cancelled() => return,
     }
     say(&format!(
-        "dragnet {name}: stopping — running runs may finish (Ctrl-C again to exit now)"
+        "dragnet {name}: stopping — running runs may finish, the rest are handed back (Ctrl-C again to exit now)"
     ));
     stopping.cancel();
     tokio::select! {

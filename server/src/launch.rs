@@ -449,11 +449,25 @@ pub fn spawn_run(
                 status
             }
         };
+        let handed_back = live.is_handed_back() && !lost.is_cancelled();
         // The record is stored: now the stream may end.
         store.close().await;
+        if handed_back {
+            // Its writer has stopped: the run is anyone's to claim now.
+            match state.db().hand_back(&queued_lease).await {
+                Ok(true) => {
+                    tracing::info!(run_id = %live.run_id, "the run is handed back for another process to resume")
+                }
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(run_id = %live.run_id, %error, "handing the run back failed: it is taken over once its lease expires")
+                }
+            }
+        }
         observer.end();
-        // A run given up is another process's now: its events are not ours.
-        if !lost.is_cancelled() {
+        // A run given up or handed back is another process's now: its
+        // events are not ours.
+        if !lost.is_cancelled() && !handed_back {
             // It ended here: the pages kept for a takeover go.
             if ended != RunStatus::Running {
                 if let Err(error) = state.db().forget_pages(&live.run_id).await {
@@ -475,7 +489,7 @@ pub fn spawn_run(
 
 /// Waits, queued, for the run's concurrency slots, renewing its lease
 /// (and heartbeat) every third of the lease. A run cancelled while waiting
-/// ends `cancelled`; one the server stops for ends `interrupted`; one
+/// ends `cancelled`; one the server stops for is handed back; one
 /// whose lease another attempt took is given up (`lost` is cancelled and
 /// nothing more is written).
 async fn wait_for_slot(
@@ -496,12 +510,16 @@ async fn wait_for_slot(
         tokio::select! {
             slot = &mut enter => return Ok(slot),
             () = cancel.cancelled() => {
-                return Err(match live.is_interrupted() {
-                    true => RunStatus::Interrupted,
+                return Err(match live.is_handed_back() {
+                    true => RunStatus::Queued,
                     false => RunStatus::Cancelled,
                 })
             }
-            () = state.stopping().cancelled() => return Err(RunStatus::Interrupted),
+            () = state.stopping().cancelled() => {
+                // Queued: it goes back at once for another process.
+                live.hand_back();
+                return Err(RunStatus::Queued);
+            }
             _ = beat.tick() => {
                 match state.db().renew_lease(lease, length).await {
                     Ok(Some(_)) => {
@@ -567,10 +585,11 @@ fn unstarted(
     }
 }
 
-/// Stops every running run now, recording each as interrupted.
-pub fn interrupt_all(state: &AppState) {
+/// Stops every running run now and hands each back (SPEC §9): another
+/// process, or this server started again, resumes it.
+pub fn hand_back_all(state: &AppState) {
     for run in state.live().all() {
-        run.interrupt();
+        run.hand_back();
     }
 }
 

@@ -2,7 +2,9 @@
 //! the events of its stream. Events are numbered from 1 as the run emits
 //! them and kept in memory while it runs; when it ends they are written to
 //! the store before the run leaves this registry, so a reader finds every
-//! event either here or there.
+//! event either here or there. A run handed back at shutdown (SPEC §9) is
+//! another process's to finish: what its cancellation produces is neither
+//! stored nor streamed, and its stream ends saying it was handed back.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,8 +29,9 @@ pub struct LiveRun {
     pub team_id: String,
     /// Cancels the run (a cancel request, or shutdown past its grace).
     pub cancel: CancellationToken,
-    /// Set when shutdown stopped it: it is recorded as interrupted.
-    interrupted: AtomicBool,
+    /// Set when shutdown handed it back: nothing more of this attempt is
+    /// recorded; the next claimer resumes it.
+    handed_back: AtomicBool,
     /// Set when its run begins (it has its slots).
     started: AtomicBool,
     events: Mutex<Vec<RunEvent>>,
@@ -64,9 +67,9 @@ impl LiveRun {
         !self.started.load(Ordering::SeqCst) && !self.latest.borrow().1
     }
 
-    /// Whether shutdown stopped it.
-    pub fn is_interrupted(&self) -> bool {
-        self.interrupted.load(Ordering::SeqCst)
+    /// Whether shutdown handed it back.
+    pub fn is_handed_back(&self) -> bool {
+        self.handed_back.load(Ordering::SeqCst)
     }
 
     /// The first event: the run exists and waits for a slot.
@@ -78,9 +81,10 @@ impl LiveRun {
         );
     }
 
-    /// Stops the run because the server is shutting down.
-    pub fn interrupt(&self) {
-        self.interrupted.store(true, Ordering::SeqCst);
+    /// Stops the run because the server is shutting down: it is handed
+    /// back, not ended.
+    pub fn hand_back(&self) {
+        self.handed_back.store(true, Ordering::SeqCst);
         self.cancel.cancel();
     }
 
@@ -112,7 +116,7 @@ impl LiveRuns {
             run_id: run_id.to_string(),
             team_id: team_id.to_string(),
             cancel,
-            interrupted: AtomicBool::new(false),
+            handed_back: AtomicBool::new(false),
             started: AtomicBool::new(false),
             events: Mutex::new(Vec::new()),
             latest: watch::channel((0, false)).0,
@@ -146,9 +150,10 @@ impl LiveRuns {
     }
 }
 
-/// The run's observer: turns what the engine reports into stream events,
-/// and a run stopped by shutdown into an interrupted one, for every
-/// observer after it (`next`, the store).
+/// The run's observer: turns what the engine reports into stream events
+/// and passes it on to every observer after it (`next`, the store) — except
+/// the ends that a hand-back's cancellation produces, which are not this
+/// attempt's to record.
 pub struct StreamObserver {
     pub run: Arc<LiveRun>,
     pub next: Arc<dyn RunObserver>,
@@ -169,14 +174,20 @@ impl StreamObserver {
 
     /// The stream's last event, once the run's record is stored.
     pub fn end(&self) {
+        if self.handed_back() {
+            let data =
+                json!({"runId": self.run.run_id, "status": RunStatus::Queued, "handedBack": true});
+            self.run.push(EVENT_END, data, true);
+            return;
+        }
         let last = self.last.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(record) = last {
             self.run.push(EVENT_END, end_json(&record), true);
         }
     }
 
-    fn interrupted(&self) -> bool {
-        self.run.interrupted.load(Ordering::SeqCst)
+    fn handed_back(&self) -> bool {
+        self.run.is_handed_back()
     }
 }
 
@@ -216,17 +227,11 @@ impl RunObserver for StreamObserver {
     }
 
     fn run_finished(&self, record: &RunRecord) {
-        let mut record = record.clone();
-        if self.interrupted() && record.status == RunStatus::Cancelled {
-            record.status = RunStatus::Interrupted;
-            for step in &mut record.steps {
-                if step.status == StepStatus::Cancelled {
-                    step.status = StepStatus::Interrupted;
-                }
-            }
+        if self.handed_back() {
+            return;
         }
-        self.next.run_finished(&record);
-        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(record);
+        self.next.run_finished(record);
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(record.clone());
     }
 
     fn step_started(&self, step: &str) {
@@ -248,12 +253,12 @@ impl RunObserver for StreamObserver {
     }
 
     fn step_finished(&self, record: &StepRecord) {
-        let mut record = record.clone();
-        if self.interrupted() && record.status == StepStatus::Cancelled {
-            record.status = StepStatus::Interrupted;
+        // A step the hand-back cancelled runs again on the next attempt.
+        if self.handed_back() && record.status == StepStatus::Cancelled {
+            return;
         }
-        self.run.push(EVENT_STEP, step_json(&record), false);
-        self.next.step_finished(&record);
+        self.run.push(EVENT_STEP, step_json(record), false);
+        self.next.step_finished(record);
     }
 }
 

@@ -1,18 +1,20 @@
-//! Serving (the API, the cron scheduler and the claim passes) until told to stop, then
-//! stopping in order: no new connections
-//! or runs (`stopping`), running runs given the grace period to finish,
-//! the rest stopped and recorded as interrupted, then every background
-//! task halted and awaited (bounded).
+//! Serving (the API, the cron scheduler and the claim passes) until told
+//! to stop, then stopping in order (SPEC §9): no new connections, runs or
+//! claims (`stopping`); queued runs handed back at once; running runs given
+//! the grace period to finish; the rest stopped and handed back (their
+//! lease released, their attempt, finished steps and kept pages kept), so
+//! another process — or this server started again — resumes them; then
+//! every background task halted and awaited (bounded).
 
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 
-use crate::launch::interrupt_all;
+use crate::launch::hand_back_all;
 use crate::routes::router;
 use crate::state::AppState;
 
-/// How long interrupted runs get to write their records.
+/// How long runs handed back get to stop and release their leases.
 const RECORD_GRACE: Duration = Duration::from_secs(10);
 
 /// Serves the API on `listener` until `state.stopping()` is cancelled, then
@@ -29,7 +31,7 @@ pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()
 /// Does a server's work without its API (`dragnet worker`, and `serve`
 /// beside its API): the cron scheduler and the claim passes run until
 /// `state.stopping()` is cancelled; then runs get their grace, the rest
-/// are interrupted, and every background task is halted and awaited
+/// are handed back, and every background task is halted and awaited
 /// (bounded).
 pub async fn work(state: AppState) {
     if let Some(config) = state.config().scheduler.clone() {
@@ -51,8 +53,8 @@ pub async fn work(state: AppState) {
     }
 }
 
-/// Waits for running runs up to the grace period, then interrupts the rest
-/// and waits for their records.
+/// Waits for running runs up to the grace period, then hands the rest back
+/// and waits for them to stop.
 async fn drain_runs(state: &AppState) {
     let grace = state.config().shutdown_grace;
     if !state.live().is_empty() {
@@ -70,9 +72,9 @@ async fn drain_runs(state: &AppState) {
     }
     tracing::warn!(
         runs = state.live().all().len(),
-        "grace period over: stopping the runs still running, recorded as interrupted"
+        "grace period over: handing the runs still running back for another process to resume"
     );
-    interrupt_all(state);
+    hand_back_all(state);
     let _ = tokio::time::timeout(RECORD_GRACE, until_no_runs(state)).await;
 }
 

@@ -1,12 +1,14 @@
 //! The HTTP API against a real server, a real shop upstream and a real
-//! store: auth and team isolation, the team's own cache, shutdown recording
-//! unfinished runs interrupted, and the metrics behind their own token.
+//! store: auth and team isolation, the team's own cache, shutdown handing
+//! unfinished runs back (the next server resumes them), and the metrics
+//! behind their own token.
 
 mod support;
 
 use std::time::Duration;
 
-use anyhow::{ensure, Result};
+use anyhow::{ensure, Context, Result};
+use dragnet_engine::run::{RunStatus, StepStatus};
 use dragnet_server::ServerConfig;
 use dragnet_store::Db;
 use reqwest::{Method, StatusCode};
@@ -16,7 +18,7 @@ use support::Api;
 dragnet_store::on_both_backends!(
     requests_need_a_live_token_and_teams_see_only_their_own,
     a_teams_cache_entries_serve_only_that_team,
-    shutdown_records_runs_past_the_grace_period_interrupted,
+    shutdown_hands_back_runs_past_the_grace_period,
 );
 
 async fn requests_need_a_live_token_and_teams_see_only_their_own(db: Db) -> Result<()> {
@@ -114,7 +116,7 @@ async fn a_teams_cache_entries_serve_only_that_team(db: Db) -> Result<()> {
     api.stop().await
 }
 
-async fn shutdown_records_runs_past_the_grace_period_interrupted(db: Db) -> Result<()> {
+async fn shutdown_hands_back_runs_past_the_grace_period(db: Db) -> Result<()> {
     let config = ServerConfig {
         shutdown_grace: Duration::from_millis(200),
         ..ServerConfig::default()
@@ -127,6 +129,8 @@ async fn shutdown_records_runs_past_the_grace_period_interrupted(db: Db) -> Resu
         .run(&t, "slow", r#"{"inputs": {"min_total": 0}}"#)
         .await?;
     tokio::time::sleep(Duration::from_millis(100)).await;
+    let live = api.state.live().get(&run).context("the run is live")?;
+    let mut stream = live.watch();
     api.state.stopping().cancel();
     // New runs are refused while it stops.
     let (status, v) = api
@@ -134,22 +138,33 @@ async fn shutdown_records_runs_past_the_grace_period_interrupted(db: Db) -> Resu
         .await
         .unwrap_or((StatusCode::SERVICE_UNAVAILABLE, Value::Null));
     ensure!(status == StatusCode::SERVICE_UNAVAILABLE, "{status} {v}");
-    api.stop().await?;
-    let record = db
-        .get_run(&run)
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("no run"))?;
+    let parked = api.park().await?;
+    // Handed back, not ended: queued for whoever claims it next, its
+    // attempt kept; its live stream ended saying so, and nothing of the
+    // hand-back's cancellation was stored.
+    let record = db.get_run(&run).await?.context("no run")?;
+    ensure!(record.status == RunStatus::Queued, "{:?}", record.status);
     ensure!(
-        record.status == dragnet_engine::run::RunStatus::Interrupted,
-        "{:?}",
-        record.status
+        record
+            .steps
+            .iter()
+            .all(|s| s.status != StepStatus::Cancelled),
+        "{record:?}"
     );
-    let events = db.run_events(&run, 0).await?;
-    let end = events
-        .last()
-        .map(|e| (e.event.as_str(), e.data.contains("interrupted")));
-    ensure!(end == Some(("end", true)), "{events:?}");
-    Ok(())
+    let _ = stream.changed().await;
+    let (events, ended) = live.events_after(0);
+    let end = events.last().map(|e| e.data.clone()).unwrap_or_default();
+    ensure!(ended && end.contains("handedBack"), "{events:?}");
+    ensure!(
+        db.run_events(&run, 0).await?.is_empty(),
+        "the attempt's events are not stored"
+    );
+    // Claimable at once (no lease to wait out): the server started again
+    // resumes it, and it ends succeeded.
+    let again = parked.start().await?;
+    let done = again.finished(&t, &run).await?;
+    ensure!(done["status"] == "succeeded", "{done}");
+    again.stop().await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

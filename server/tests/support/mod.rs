@@ -29,6 +29,21 @@ pub struct Api {
     task: JoinHandle<std::io::Result<()>>,
 }
 
+/// A server stopped, with its store, settings, clock and running shop.
+pub struct Parked {
+    pub db: Db,
+    pub config: ServerConfig,
+    pub clock: Arc<dyn Clock>,
+    pub shop: ShopHandle,
+}
+
+impl Parked {
+    /// A server started again on all of it.
+    pub async fn start(self) -> Result<Api> {
+        Api::serve(self.db, self.config, self.clock, self.shop).await
+    }
+}
+
 /// One event of a stream.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sse {
@@ -280,11 +295,20 @@ steps:
     /// Stops the server and starts a new one on the same store, clock and
     /// shop, as a restarted process would be.
     pub async fn restart(self) -> Result<Api> {
+        self.park().await?.start().await
+    }
+
+    /// Stops the server as a signal would and waits for it, keeping what
+    /// a restart needs (the shop keeps answering).
+    pub async fn park(self) -> Result<Parked> {
         self.state.stopping().cancel();
         self.task.await??;
-        let config = self.state.config().clone();
-        let clock = self.state.clock().clone();
-        Api::serve(self.db, config, clock, self.shop).await
+        Ok(Parked {
+            config: self.state.config().clone(),
+            clock: self.state.clock().clone(),
+            db: self.db,
+            shop: self.shop,
+        })
     }
 
     /// One scheduler pass.

@@ -190,6 +190,39 @@ impl Db {
         Ok(done > 0)
     }
 
+    /// Hands run `lease.run_id` back at shutdown: `queued` again, its
+    /// lease expired now so any process claims it at once and resumes it
+    /// (its finished steps and kept pages stay); the attempt is kept.
+    /// Call it once the run's writer has stopped. False when the lease was
+    /// no longer this attempt's, or the run had ended.
+    pub async fn hand_back(&self, lease: &Lease) -> Result<bool> {
+        const WHERE: &str = "WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3 \
+                             AND status IN ('queued', 'running')";
+        let done = match self {
+            Db::Postgres(pool) => sqlx::query(&format!(
+                "UPDATE runs SET status = 'queued', lease_expires_at = now() - interval '1 millisecond' {WHERE}"
+            ))
+            .bind(&lease.run_id)
+            .bind(lease.attempt)
+            .bind(&lease.owner)
+            .execute(pool)
+            .await
+            .map_err(Error::query("postgres", "runs.hand_back"))?
+            .rows_affected(),
+            Db::Sqlite(pool) => sqlx::query(&format!(
+                "UPDATE runs SET status = 'queued', lease_expires_at = {SQLITE_NOW} - 1 {WHERE}"
+            ))
+            .bind(&lease.run_id)
+            .bind(lease.attempt)
+            .bind(&lease.owner)
+            .execute(pool)
+            .await
+            .map_err(Error::query("sqlite", "runs.hand_back"))?
+            .rows_affected(),
+        };
+        Ok(done > 0)
+    }
+
     /// Whether `lease` is still the run's current one (its attempt and
     /// owner), whatever its expiry: the check a fenced write makes.
     pub async fn holds_lease(&self, lease: &Lease) -> Result<bool> {
