@@ -23,6 +23,10 @@ use crate::failure::CliError;
 pub struct Config {
     /// `postgres://…` or `sqlite://…` (its scheme is checked on connecting).
     pub database_url: String,
+    /// The most connections a PostgreSQL pool opens
+    /// (`DRAGNET_DATABASE_POOL_SIZE`, `database_pool_size`; 1 to 200, 10
+    /// by default).
+    pub pool_size: dragnet_store::PoolSize,
     /// The organisation whose credentials workflows use (the cache scope).
     pub org: String,
     pub cache_mode: CacheMode,
@@ -51,7 +55,9 @@ pub struct ServerSettings {
     pub workflows_dir: Option<PathBuf>,
     /// How long running runs may finish on shutdown.
     pub shutdown_grace: Duration,
-    /// Runs running at once; more wait, queued.
+    /// Runs running at once; more wait, queued (`DRAGNET_MAX_RUNNING_RUNS`,
+    /// `[server] max_running_runs`). 0, on PostgreSQL only: this process
+    /// runs none itself and leaves them to workers.
     pub max_running_runs: usize,
     /// The token `GET /metrics` asks for (`DRAGNET_METRICS_TOKEN` only).
     pub metrics_token: Option<Secret>,
@@ -78,6 +84,7 @@ pub const MAX_CONCURRENCY: usize = 1024;
 #[serde(deny_unknown_fields)]
 struct FileConfig {
     database_url: Option<String>,
+    database_pool_size: Option<Spanned<u64>>,
     org: Option<String>,
     #[serde(default)]
     cache: FileCache,
@@ -319,16 +326,70 @@ impl Config {
                 ))
             }
         };
-        let max_running_runs = match &file.server.max_running_runs {
-            None => 16,
-            Some(n) if (1..=MAX_CONCURRENCY).contains(n.get_ref()) => *n.get_ref(),
-            Some(n) => {
+        // No slots of its own leaves runs to other processes, which only a
+        // shared PostgreSQL store has.
+        let shared = !database_url.starts_with("sqlite:");
+        let lowest = usize::from(!shared);
+        let runs_range = format!(
+            "it must be from {lowest} to {MAX_CONCURRENCY}{}",
+            if shared {
+                " (0: this process runs none itself, workers do)"
+            } else {
+                " (0 only on PostgreSQL, where workers can run them)"
+            }
+        );
+        let max_running_runs = match (
+            env("DRAGNET_MAX_RUNNING_RUNS"),
+            &file.server.max_running_runs,
+        ) {
+            (Some(text), _) => text
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (lowest..=MAX_CONCURRENCY).contains(n))
+                .ok_or_else(|| {
+                    CliError::argument_error(
+                        "DRAGNET_MAX_RUNNING_RUNS",
+                        format!("`{text}` is not a number of runs: {runs_range}"),
+                    )
+                })?,
+            (None, None) => 16,
+            (None, Some(n)) if (lowest..=MAX_CONCURRENCY).contains(n.get_ref()) => *n.get_ref(),
+            (None, Some(n)) => {
                 return Err(source.value_error(
                     n.span(),
                     "server.max_running_runs",
-                    format!("is {}; it must be from 1 to {MAX_CONCURRENCY}", n.get_ref()),
+                    format!("is {}; {runs_range}", n.get_ref()),
                 ))
             }
+        };
+        let pool_size = match (env("DRAGNET_DATABASE_POOL_SIZE"), &file.database_pool_size) {
+            (Some(text), _) => text
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| dragnet_store::PoolSize::new(n).ok())
+                .ok_or_else(|| {
+                    CliError::argument_error(
+                        "DRAGNET_DATABASE_POOL_SIZE",
+                        format!(
+                            "`{text}` is not a number of connections from 1 to {}",
+                            dragnet_store::PoolSize::MAX
+                        ),
+                    )
+                })?,
+            (None, Some(n)) => dragnet_store::PoolSize::new(*n.get_ref()).map_err(|_| {
+                source.value_error(
+                    n.span(),
+                    "database_pool_size",
+                    format!(
+                        "is {}; it must be from 1 to {}",
+                        n.get_ref(),
+                        dragnet_store::PoolSize::MAX
+                    ),
+                )
+            })?,
+            (None, None) => dragnet_store::PoolSize::DEFAULT,
         };
         let lease = match (env("DRAGNET_LEASE_SECONDS"), &file.server.lease_seconds) {
             (Some(text), _) => text
@@ -366,6 +427,7 @@ impl Config {
         };
         Ok(Config {
             database_url,
+            pool_size,
             org,
             cache_mode,
             sweep_every,
@@ -527,6 +589,38 @@ mod tests {
         assert!(e.to_string().contains("`cache.sweep_every_seconds`"), "{e}");
         let e = load_file(file("mode.toml", "[cache]\nmode = \"sometimes\"\n")).unwrap_err();
         assert!(e.to_string().contains("mode.toml:2:8: `cache.mode`"), "{e}");
+    }
+
+    #[test]
+    fn scale_out_settings_are_checked_against_the_store() {
+        // No slots of its own: only where workers share the store.
+        let e = load_file(file("none.toml", "[server]\nmax_running_runs = 0\n")).unwrap_err();
+        assert!(
+            e.to_string().contains("none.toml:2:20: `server.max_running_runs`: is 0; it must be from 1 to 1024 (0 only on PostgreSQL"),
+            "{e}"
+        );
+        let c = load_file(file(
+            "api.toml",
+            "database_url = \"postgres://db/x\"\ndatabase_pool_size = 4\n[server]\nmax_running_runs = 0\n",
+        ))
+        .unwrap();
+        assert_eq!((c.server.max_running_runs, c.pool_size.get()), (0, 4));
+        let e = load_file(file("pool.toml", "database_pool_size = 0\n")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("pool.toml:1:22: `database_pool_size`: is 0; it must be from 1 to 200"),
+            "{e}"
+        );
+        let env = |k: &str| match k {
+            "DRAGNET_MAX_RUNNING_RUNS" => Some("0".to_string()),
+            _ => None,
+        };
+        let e = Config::load(&ConfigFlags::default(), &env).unwrap_err();
+        assert!(
+            e.to_string().contains("DRAGNET_MAX_RUNNING_RUNS: `0`"),
+            "{e}"
+        );
+        assert_eq!(load_file(file("d.toml", "")).unwrap().pool_size.get(), 10);
     }
 
     #[test]

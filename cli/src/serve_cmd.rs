@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::failure::CliError;
 use crate::out::{say, Out};
 use crate::services::Services;
 use crate::workflow_cmd::EXIT_CANCELLED;
@@ -92,6 +93,13 @@ pub struct WorkerArgs {
 /// resumes) and firing schedules — until Ctrl-C or SIGTERM, which stop it
 /// as they stop `serve`.
 pub async fn worker(config: &Config, args: WorkerArgs, out: &mut Out) -> Result<u8> {
+    if config.server.max_running_runs == 0 {
+        return Err(CliError::argument_error(
+            "max_running_runs",
+            "a worker with no slots would claim nothing: give it at least 1 (0 is for a `dragnet serve` that leaves runs to workers)",
+        )
+        .into());
+    }
     let services = Services::open(config).await?;
     let _serving = services.db.serving_lock()?;
     services.start_sweeper();

@@ -29,7 +29,7 @@ pub struct Services {
 impl Services {
     /// Connects, migrates and marks runs whose process died as interrupted.
     pub async fn open(config: &Config) -> Result<Services> {
-        let db = Db::connect(&config.database_url).await?;
+        let db = Db::connect_pooled(&config.database_url, config.pool_size).await?;
         db.migrate().await.context("applying migrations")?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         db.mark_interrupted(&hostname(), &pid_alive, STALE_AFTER, clock.now())

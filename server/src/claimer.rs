@@ -25,9 +25,7 @@ use crate::state::AppState;
 /// One pass: claims and starts runs while there is room; how many.
 pub async fn pass(state: &AppState) -> ApiResult<usize> {
     let mut started = 0;
-    while !state.stopping().is_cancelled()
-        && state.live().all().len() < state.config().max_running_runs.max(1)
-    {
+    while !state.stopping().is_cancelled() && state.can_claim() {
         let claimed = state
             .db()
             .claim_next(state.lease_owner(), state.config().lease)
@@ -51,25 +49,47 @@ pub async fn pass(state: &AppState) -> ApiResult<usize> {
 /// here (its workflow version is gone or no longer compiles), so it is not
 /// claimed again and again.
 async fn fail(state: &AppState, lease: &Lease, why: &str) {
+    let reason = format!("the run could not be started: {why}");
+    end_unstarted(state, lease, RunStatus::Failed, &reason).await;
+}
+
+/// Ends claimed run `lease.run_id` without running it: the run `status`
+/// (failed, or cancelled), each unfinished step too, saying `reason`.
+pub(crate) async fn end_unstarted(
+    state: &AppState,
+    lease: &Lease,
+    status: RunStatus,
+    reason: &str,
+) {
     let db = state.db();
     let Ok(Some(mut record)) = db.get_run(&lease.run_id).await else {
         return;
     };
     let now = state.clock().now();
-    record.status = RunStatus::Failed;
+    record.status = status;
     record.finished_at = Some(now);
-    let reason = format!("the run could not be started: {why}");
+    let step_status = match status {
+        RunStatus::Cancelled => StepStatus::Cancelled,
+        _ => StepStatus::Failed,
+    };
     for step in &mut record.steps {
         if !step.is_finished() {
-            step.status = StepStatus::Failed;
-            step.reason = Some(reason.clone());
+            step.status = step_status;
+            step.reason = Some(reason.to_string());
         }
     }
     let written = db
         .write_run_fenced(&record, &RunOwner::this_process(), now, Some(lease))
         .await;
-    if let Err(error) = written {
-        tracing::warn!(run_id = %lease.run_id, %error, "recording a run that could not start");
+    match written {
+        Ok(()) => {
+            if let Err(error) = db.forget_pages(&lease.run_id).await {
+                tracing::warn!(run_id = %lease.run_id, %error, "the run's kept pages could not be deleted");
+            }
+        }
+        Err(error) => {
+            tracing::warn!(run_id = %lease.run_id, %error, "recording a run that ended unstarted")
+        }
     }
 }
 

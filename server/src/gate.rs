@@ -5,6 +5,7 @@
 //! workflow's limit does not keep a server slot from others. A workflow's
 //! limit applies as its latest run read it: a new version with another
 //! limit starts a new count, and runs already holding slots keep them.
+//! A server with no slots runs nothing itself: it never claims a run.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -30,7 +31,7 @@ pub struct Slot {
 impl Gate {
     pub fn new(max_running_runs: usize) -> Gate {
         Gate {
-            server: Arc::new(Semaphore::new(max_running_runs.max(1))),
+            server: Arc::new(Semaphore::new(max_running_runs)),
             workflows: Mutex::new(HashMap::new()),
         }
     }
@@ -46,6 +47,12 @@ impl Gate {
                 sem
             }
         }
+    }
+
+    /// Whether a run could take a server slot now (never with no slots:
+    /// a server that runs nothing itself, leaving its runs to workers).
+    pub fn has_free_slot(&self) -> bool {
+        self.server.available_permits() > 0
     }
 
     /// Waits for the run's slots.

@@ -130,7 +130,7 @@ pub async fn start(
         inputs: &inputs,
         idempotency,
         launch: Some(&launch_record),
-        claim: Some((state.lease_owner(), state.config().lease)),
+        claim: state.claim_on_submit(),
     };
     let lease = new_run.lease();
     let submitted = db.submit_run(new_run, &owner, now).await?;
@@ -296,7 +296,7 @@ pub async fn rerun(
         inputs: &inputs,
         idempotency: None,
         launch: Some(&launch_record),
-        claim: Some((state.lease_owner(), state.config().lease)),
+        claim: state.claim_on_submit(),
     };
     let lease = new_run.lease();
     db.submit_run(new_run, &RunOwner::this_process(), now)
@@ -351,6 +351,8 @@ pub fn spawn_run(
     } = launch;
     let cancel = state.halt().child_token();
     let live = state.live().add(run_id, team_id, cancel.clone());
+    // A cancel asked for through another process arrives with a renewal.
+    let cancel_requested = cancel.clone();
     let config = state.config();
     let cache = (config.cache_mode != dragnet_steps::cache::CacheMode::Off).then(|| RunCache {
         store: Arc::new(state.db().clone()),
@@ -390,6 +392,7 @@ pub fn spawn_run(
                 lease,
                 length: config.lease,
                 lost: lost.clone(),
+                cancel_requested,
             }),
             ..ObserverOptions::default()
         },
@@ -522,7 +525,10 @@ async fn wait_for_slot(
             }
             _ = beat.tick() => {
                 match state.db().renew_lease(lease, length).await {
-                    Ok(Some(_)) => {
+                    Ok(Some(renewal)) => {
+                        if renewal.cancel_requested {
+                            cancel.cancel();
+                        }
                         if let Err(error) = state.db().heartbeat(&live.run_id, state.clock().now()).await {
                             tracing::warn!(run_id = %live.run_id, %error, "a queued run's heartbeat");
                         }
@@ -594,12 +600,34 @@ pub fn hand_back_all(state: &AppState) {
 }
 
 /// Cancels run `run_id` of the caller's team; false when it is not running.
-pub fn cancel(state: &AppState, caller: &Caller, run_id: &str) -> bool {
-    match state.live().get(run_id) {
-        Some(live) if live.team_id == caller.team_id() => {
+///
+/// A run this process runs stops at once. One another process runs is
+/// asked through the store: its holder reads the request at its next
+/// heartbeat (a third of the lease) and stops it there. One nobody holds
+/// (queued and unclaimed, or its process gone) is claimed here and
+/// recorded cancelled. False when it has ended.
+pub async fn cancel(state: &AppState, caller: &Caller, run_id: &str) -> ApiResult<bool> {
+    if let Some(live) = state.live().get(run_id) {
+        if live.team_id == caller.team_id() {
             live.cancel.cancel();
-            true
+            return Ok(true);
         }
-        _ => false,
     }
+    let db = state.db();
+    if !db.request_cancel(run_id).await? {
+        return Ok(false);
+    }
+    let claimed = db
+        .claim_unheld(run_id, state.lease_owner(), state.config().lease)
+        .await?;
+    if let Some(lease) = claimed {
+        crate::claimer::end_unstarted(
+            state,
+            &lease,
+            RunStatus::Cancelled,
+            "the run was cancelled while queued",
+        )
+        .await;
+    }
+    Ok(true)
 }

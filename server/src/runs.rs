@@ -279,7 +279,7 @@ pub async fn cancel(
     let (record, _) = owned_run(&state, &caller, &run_id, false).await?;
     // A run whose record has ended may still be leaving the live registry.
     let ended = !matches!(record.status, RunStatus::Running | RunStatus::Queued);
-    match !ended && launch::cancel(&state, &caller, &run_id) {
+    match !ended && launch::cancel(&state, &caller, &run_id).await? {
         true => Ok((
             StatusCode::ACCEPTED,
             Json(Cancelling {

@@ -284,7 +284,7 @@ async fn fire(
         inputs: &inputs,
         idempotency: None,
         launch: Some(&launch_record),
-        claim: Some((state.lease_owner(), state.config().lease)),
+        claim: state.claim_on_submit(),
     };
     let lease = new_run.lease();
     let owner = RunOwner::this_process();

@@ -36,12 +36,13 @@ pub struct ServerConfig {
     /// The largest request body accepted (a workflow with its documents).
     pub body_limit: usize,
     /// On shutdown, how long running runs may go on before they are
-    /// stopped and recorded as interrupted.
+    /// stopped and handed back.
     pub shutdown_grace: Duration,
     /// The cron scheduler; `None` runs no passes by itself (tests call
     /// `scheduler::pass`).
     pub scheduler: Option<SchedulerConfig>,
-    /// Runs running at once on this server; more wait, queued.
+    /// Runs running at once on this server; more wait, queued. With 0 it
+    /// runs none itself: the runs it submits are claimed by workers.
     pub max_running_runs: usize,
     /// The bearer token `GET /metrics` asks for; without one it is off.
     pub metrics_token: Option<dragnet_steps::http::Secret>,
@@ -119,6 +120,21 @@ impl AppState {
                 rand::random::<u32>()
             ),
         }))
+    }
+
+    /// The claim a run this process submits is written with: this
+    /// process's while it has a free slot, else none — the run is queued
+    /// for any process with room to claim.
+    pub fn claim_on_submit(&self) -> Option<(&str, LeaseLength)> {
+        self.gate()
+            .has_free_slot()
+            .then(|| (self.lease_owner(), self.config().lease))
+    }
+
+    /// Whether a claim pass may take one more run: fewer runs here than
+    /// `max_running_runs`, and a slot free.
+    pub fn can_claim(&self) -> bool {
+        self.live().all().len() < self.config().max_running_runs && self.gate().has_free_slot()
     }
 
     /// Who this process is on the leases it holds.

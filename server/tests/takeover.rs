@@ -6,7 +6,10 @@
 //! in the middle of its walk: the pages A fetched and kept are read back,
 //! not fetched again, and the verdict says the walk resumed. A, whose next
 //! renewal is refused, gives the run up and writes nothing more: the run
-//! ends succeeded, as B ran it, and its kept pages are deleted.
+//! ends succeeded, as B ran it, and its kept pages are deleted. A run is
+//! cancelled through any server: one running on A by a request to B (A
+//! reads it with its next heartbeat), one nobody runs (submitted by a
+//! server with no slots of its own) at once.
 
 mod support;
 
@@ -16,11 +19,13 @@ use anyhow::{ensure, Result};
 use dragnet_engine::run::{RunStatus, StepStatus};
 use dragnet_server::ServerConfig;
 use dragnet_store::{on_both_backends, Db, LeaseLength};
+use reqwest::{Method, StatusCode};
 use support::Api;
 
 on_both_backends!(
     a_run_whose_lease_expired_is_taken_over_and_resumed,
-    a_claimed_run_that_cannot_start_is_recorded_failed_once
+    a_claimed_run_that_cannot_start_is_recorded_failed_once,
+    a_run_is_cancelled_through_any_server
 );
 
 fn config() -> ServerConfig {
@@ -167,5 +172,47 @@ async fn a_claimed_run_that_cannot_start_is_recorded_failed_once(db: Db) -> Resu
         .claim_next("someone", LeaseLength::DEFAULT)
         .await?
         .is_none());
+    Ok(())
+}
+
+async fn a_run_is_cancelled_through_any_server(db: Db) -> Result<()> {
+    let a = Api::start_with(db.clone(), config()).await?;
+    let t = a.team("acme").await?;
+    a.push(&t, "slow", &a.slow_workflow("slow", 300, ""))
+        .await?;
+    let running = a.run(&t, "slow", "{}").await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // B runs nothing itself: what it submits waits for a process with room.
+    let b = Api::start_with(
+        db.clone(),
+        ServerConfig {
+            max_running_runs: 0,
+            ..config()
+        },
+    )
+    .await?;
+    let cancel = |run: &str| format!("/v1/runs/{run}/cancel");
+    let (code, _) = b
+        .send(Method::POST, &cancel(&running), Some(&t), None, &[])
+        .await?;
+    ensure!(code == StatusCode::ACCEPTED, "{code}");
+    let done = a.finished(&t, &running).await?;
+    ensure!(done["status"] == "cancelled", "{done}");
+
+    let waiting = b.run(&t, "slow", "{}").await?;
+    let (_, record) = b.get(&format!("/v1/runs/{waiting}"), &t).await?;
+    ensure!(record["status"] == "queued", "{record}");
+    ensure!(b.state.live().get(&waiting).is_none(), "B does not run it");
+    let (code, _) = b
+        .send(Method::POST, &cancel(&waiting), Some(&t), None, &[])
+        .await?;
+    ensure!(code == StatusCode::ACCEPTED, "{code}");
+    let (_, record) = b.get(&format!("/v1/runs/{waiting}"), &t).await?;
+    ensure!(record["status"] == "cancelled", "{record}");
+    // Ended: another cancel is a conflict.
+    let (code, _) = b
+        .send(Method::POST, &cancel(&waiting), Some(&t), None, &[])
+        .await?;
+    ensure!(code == StatusCode::CONFLICT, "{code}");
     Ok(())
 }

@@ -36,12 +36,43 @@ const SQLITE_CONNECTIONS: u32 = 2;
 const START_POSTGRES: &str = "start it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start` or set DATABASE_URL";
 const CHECK_CREDENTIALS: &str = "check the user, password and database in DATABASE_URL";
 
+/// How many connections a PostgreSQL pool opens at most, checked: 1 to
+/// 200. Every worker holds its own pool, so the server's
+/// `max_connections` bounds the workers times this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSize(u32);
+
+impl PoolSize {
+    pub const DEFAULT: PoolSize = PoolSize(POSTGRES_CONNECTIONS);
+    pub const MAX: u32 = 200;
+
+    pub fn new(n: u64) -> std::result::Result<PoolSize, String> {
+        match u32::try_from(n) {
+            Ok(n @ 1..=PoolSize::MAX) => Ok(PoolSize(n)),
+            _ => Err(format!(
+                "a pool of {n} connections: give from 1 to {}",
+                PoolSize::MAX
+            )),
+        }
+    }
+
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
 impl Db {
     /// Connects to the database a URL names (see `default_url`). Does not
     /// migrate: call `migrate` next.
     pub async fn connect(url: &str) -> Result<Db> {
+        Db::connect_pooled(url, PoolSize::DEFAULT).await
+    }
+
+    /// As `connect`, with a PostgreSQL pool of `size` connections at most
+    /// (SQLite's pool is always two: one writer and one reader).
+    pub async fn connect_pooled(url: &str, size: PoolSize) -> Result<Db> {
         match scheme(url) {
-            Some("postgres" | "postgresql") => connect_postgres(url).await,
+            Some("postgres" | "postgresql") => connect_postgres(url, size).await,
             Some("sqlite") => connect_sqlite(url).await,
             other => Err(Error::UnsupportedScheme {
                 scheme: other.unwrap_or("(none)").to_string(),
@@ -60,7 +91,7 @@ fn scheme(url: &str) -> Option<&str> {
     plain.then_some(scheme)
 }
 
-async fn connect_postgres(url: &str) -> Result<Db> {
+async fn connect_postgres(url: &str, size: PoolSize) -> Result<Db> {
     let mut options = PgConnectOptions::from_str(url).map_err(|e| Error::InvalidUrl {
         backend: "PostgreSQL",
         reason: e.to_string(),
@@ -87,7 +118,7 @@ async fn connect_postgres(url: &str) -> Result<Db> {
         }
     }
     let pool = PgPoolOptions::new()
-        .max_connections(POSTGRES_CONNECTIONS)
+        .max_connections(size.get())
         .acquire_timeout(ACQUIRE_TIMEOUT)
         .connect_with(options)
         .await

@@ -14,6 +14,7 @@
 mod cache;
 mod codec;
 mod connect;
+pub use connect::PoolSize;
 mod db;
 mod error;
 mod observer;
@@ -37,8 +38,8 @@ pub use observer::{Fencing, ObserverOptions, StoreObserver};
 pub use process::{hostname, pid_alive};
 pub use results::EXPIRED_KEPT;
 pub use runs::{
-    ClaimedRun, Lease, LeaseLength, NewRun, RunEvent, RunFilter, RunOwner, RunPages, Submitted,
-    IDEMPOTENCY_WINDOW,
+    ClaimedRun, Lease, LeaseLength, NewRun, Renewal, RunEvent, RunFilter, RunOwner, RunPages,
+    Submitted, IDEMPOTENCY_WINDOW,
 };
 pub use schedules::{ScheduleRow, ScheduleRun, ScheduleSpec, TickRow, TickStatus, TickWrite};
 pub use serving_lock::ServingLock;

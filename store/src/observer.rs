@@ -48,6 +48,9 @@ pub struct Fencing {
     /// Cancelled when a write is refused or a renewal fails: another
     /// attempt holds the run now, and this one must stop.
     pub lost: CancellationToken,
+    /// Cancelled when a renewal reads that someone asked for the run to be
+    /// cancelled (from another process, say).
+    pub cancel_requested: CancellationToken,
 }
 
 impl Default for ObserverOptions {

@@ -421,7 +421,12 @@ impl Writer {
         // another attempt took the run over.
         if let Some(f) = &self.options.fencing {
             match self.db.renew_lease(&f.lease, f.length).await {
-                Ok(Some(_)) => {}
+                Ok(Some(renewal)) => {
+                    if renewal.cancel_requested && !f.cancel_requested.is_cancelled() {
+                        tracing::info!(run_id = %run_id, "the run's cancellation was asked for");
+                        f.cancel_requested.cancel();
+                    }
+                }
                 Ok(None) => {
                     let refused = Err(crate::error::Error::Fenced {
                         run_id: run_id.clone(),

@@ -180,6 +180,7 @@ async fn leased_writer(
                 lease: lease.clone(),
                 length: length(1_000),
                 lost: lost.clone(),
+                cancel_requested: CancellationToken::new(),
             }),
         },
         &TaskTracker::new(),

@@ -31,6 +31,13 @@ pub struct Lease {
     pub owner: String,
 }
 
+/// A lease renewed: until when, and whether the run is to be cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Renewal {
+    pub expires_at: DateTime<Utc>,
+    pub cancel_requested: bool,
+}
+
 /// A lease's length, checked: at least one second, at most an hour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeaseLength(std::time::Duration);
@@ -121,20 +128,17 @@ impl Db {
 
     /// Renews `lease` for `length` from now (the database's now). `None`
     /// when the lease is no longer this attempt's: another process took
-    /// the run over, and this one must stop and write nothing more.
-    pub async fn renew_lease(
-        &self,
-        lease: &Lease,
-        length: LeaseLength,
-    ) -> Result<Option<DateTime<Utc>>> {
+    /// the run over, and this one must stop and write nothing more. The
+    /// renewal says too whether someone asked for the run to be cancelled.
+    pub async fn renew_lease(&self, lease: &Lease, length: LeaseLength) -> Result<Option<Renewal>> {
         const WHERE: &str = "WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3 \
-                             RETURNING lease_expires_at";
+                             RETURNING lease_expires_at, cancel_requested";
         match self {
             Db::Postgres(pool) => {
                 let sql = format!(
                     "UPDATE runs SET lease_expires_at = now() + make_interval(secs => $4) {WHERE}"
                 );
-                let at: Option<DateTime<Utc>> = sqlx::query_scalar(&sql)
+                let row: Option<(DateTime<Utc>, bool)> = sqlx::query_as(&sql)
                     .bind(&lease.run_id)
                     .bind(lease.attempt)
                     .bind(&lease.owner)
@@ -142,11 +146,14 @@ impl Db {
                     .fetch_optional(pool)
                     .await
                     .map_err(Error::query("postgres", "runs.renew_lease"))?;
-                Ok(at)
+                Ok(row.map(|(expires_at, cancel_requested)| Renewal {
+                    expires_at,
+                    cancel_requested,
+                }))
             }
             Db::Sqlite(pool) => {
                 let sql = format!("UPDATE runs SET lease_expires_at = {SQLITE_NOW} + $4 {WHERE}");
-                let at: Option<i64> = sqlx::query_scalar(&sql)
+                let row: Option<(i64, bool)> = sqlx::query_as(&sql)
                     .bind(&lease.run_id)
                     .bind(lease.attempt)
                     .bind(&lease.owner)
@@ -154,7 +161,84 @@ impl Db {
                     .fetch_optional(pool)
                     .await
                     .map_err(Error::query("sqlite", "runs.renew_lease"))?;
-                at.map(SqliteTime::dec).transpose()
+                row.map(|(at, cancel_requested)| {
+                    Ok(Renewal {
+                        expires_at: SqliteTime::dec(at)?,
+                        cancel_requested,
+                    })
+                })
+                .transpose()
+            }
+        }
+    }
+
+    /// Asks for run `run_id` to be cancelled wherever it runs: the process
+    /// holding its lease reads the request at its next renewal. False when
+    /// the run has ended (or does not exist).
+    pub async fn request_cancel(&self, run_id: &str) -> Result<bool> {
+        const SQL: &str = "UPDATE runs SET cancel_requested = TRUE \
+             WHERE run_id = $1 AND status IN ('queued', 'running')";
+        let done = match self {
+            Db::Postgres(pool) => sqlx::query(SQL)
+                .bind(run_id)
+                .execute(pool)
+                .await
+                .map_err(Error::query("postgres", "runs.request_cancel"))?
+                .rows_affected(),
+            Db::Sqlite(pool) => sqlx::query(SQL)
+                .bind(run_id)
+                .execute(pool)
+                .await
+                .map_err(Error::query("sqlite", "runs.request_cancel"))?
+                .rows_affected(),
+        };
+        Ok(done > 0)
+    }
+
+    /// Claims run `run_id` when nobody holds it (queued and unclaimed, or
+    /// its lease expired), whatever this process's room: to end it here,
+    /// as a cancel request does with a run nobody runs.
+    pub async fn claim_unheld(
+        &self,
+        run_id: &str,
+        owner: &str,
+        length: LeaseLength,
+    ) -> Result<Option<Lease>> {
+        match self {
+            Db::Postgres(pool) => {
+                let row = sqlx::query(
+                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $2, \
+                     lease_expires_at = now() + make_interval(secs => $3) \
+                     WHERE run_id = $1 AND team_id IS NOT NULL \
+                       AND ((status = 'queued' AND lease_owner IS NULL) \
+                         OR (status IN ('queued', 'running') AND lease_expires_at < now())) \
+                     RETURNING run_id, attempt",
+                )
+                .bind(run_id)
+                .bind(owner)
+                .bind(length.seconds())
+                .fetch_optional(pool)
+                .await
+                .map_err(Error::query("postgres", "runs.claim_unheld"))?;
+                row.map(|r| lease_of(&r, owner)).transpose()
+            }
+            Db::Sqlite(pool) => {
+                let sql = format!(
+                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $2, \
+                     lease_expires_at = {SQLITE_NOW} + $3 \
+                     WHERE run_id = $1 AND team_id IS NOT NULL \
+                       AND ((status = 'queued' AND lease_owner IS NULL) \
+                         OR (status IN ('queued', 'running') AND lease_expires_at < {SQLITE_NOW})) \
+                     RETURNING run_id, attempt"
+                );
+                let row = sqlx::query(&sql)
+                    .bind(run_id)
+                    .bind(owner)
+                    .bind(length.millis())
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(Error::query("sqlite", "runs.claim_unheld"))?;
+                row.map(|r| lease_of(&r, owner)).transpose()
             }
         }
     }

@@ -15,7 +15,7 @@ pub(crate) mod submit;
 mod write;
 
 pub use events::RunEvent;
-pub use lease::{Lease, LeaseLength};
+pub use lease::{Lease, LeaseLength, Renewal};
 pub use pages::RunPages;
 pub use read::RunFilter;
 pub use submit::{ClaimedRun, NewRun, Submitted, IDEMPOTENCY_WINDOW};
