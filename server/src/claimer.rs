@@ -9,13 +9,14 @@
 //! rather than starting again. A claimed run that cannot be started here
 //! (its workflow version is gone, or no longer compiles) is recorded
 //! failed, saying why, rather than claimed again at every expiry. Passes
-//! run every `claim_every` until the server stops taking work.
+//! run every `claim_every`, and at once when PostgreSQL notifies that a run
+//! was left for anyone to claim, until the server stops taking work.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use dragnet_engine::run::{RunStatus, StepStatus};
-use dragnet_store::{Lease, RunOwner};
+use dragnet_store::{Lease, RunOwner, Wakeups};
 use serde_json::{Map, Value};
 
 use crate::error::ApiResult;
@@ -102,19 +103,47 @@ pub fn spawn(state: &AppState) {
     let state = state.clone();
     let tracker = state.tracker().clone();
     tracker.spawn(async move {
+        let mut wakeups = match state.db().wakeups().await {
+            Ok(w) => w,
+            Err(error) => {
+                tracing::warn!(%error, "not listening for runs to claim: polling only");
+                None
+            }
+        };
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 () = state.stopping().cancelled() => return,
-                _ = ticks.tick() => {
-                    if let Err(error) = pass(&state).await {
-                        tracing::warn!(%error, "a claim pass failed");
-                    }
-                }
+                _ = ticks.tick() => {}
+                () = woken(&mut wakeups) => {}
+            }
+            if let Err(error) = pass(&state).await {
+                tracing::warn!(%error, "a claim pass failed");
             }
         }
     });
+}
+
+/// Until a notification says a run can be claimed (never without a
+/// listener). A listener that fails waits a second, then makes a pass.
+async fn woken(wakeups: &mut Option<Wakeups>) {
+    match wakeups {
+        Some(w) => {
+            if let Err(error) = w.next().await {
+                tracing::debug!(%error, "listening for runs to claim");
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Tells every claimer listening that a run can be claimed now.
+pub async fn announce(state: &AppState) {
+    if let Err(error) = state.db().notify_claimable().await {
+        tracing::debug!(%error, "telling claimers about a run");
+    }
 }
 
 /// Starts claimed run `lease.run_id` from its row.

@@ -155,15 +155,18 @@ pub async fn start(
         }
         Submitted::Created => {}
     }
-    if let Some(lease) = lease {
-        let launch = Launch {
-            team_id: caller.team_id(),
-            run_id: &run_id,
-            trigger,
-            reuse: HashMap::new(),
-            lease,
-        };
-        spawn_run(state, launch, Arc::new(wf), request, inputs);
+    match lease {
+        Some(lease) => {
+            let launch = Launch {
+                team_id: caller.team_id(),
+                run_id: &run_id,
+                trigger,
+                reuse: HashMap::new(),
+                lease,
+            };
+            spawn_run(state, launch, Arc::new(wf), request, inputs);
+        }
+        None => crate::claimer::announce(state).await,
     }
     Ok(Started {
         run_id,
@@ -301,7 +304,10 @@ pub async fn rerun(
     let lease = new_run.lease();
     db.submit_run(new_run, &RunOwner::this_process(), now)
         .await?;
-    // Written claimed: this process runs it.
+    // Written claimed: this process runs it; else anyone with room.
+    if lease.is_none() {
+        crate::claimer::announce(state).await;
+    }
     if let Some(lease) = lease {
         let launch = Launch {
             team_id: caller.team_id(),
@@ -459,7 +465,8 @@ pub fn spawn_run(
             // Its writer has stopped: the run is anyone's to claim now.
             match state.db().hand_back(&queued_lease).await {
                 Ok(true) => {
-                    tracing::info!(run_id = %live.run_id, "the run is handed back for another process to resume")
+                    tracing::info!(run_id = %live.run_id, "the run is handed back for another process to resume");
+                    crate::claimer::announce(&state).await;
                 }
                 Ok(false) => {}
                 Err(error) => {

@@ -311,6 +311,8 @@ async fn fire(
         return Ok(None);
     }
     let Some(lease) = lease else {
+        // No room here: anyone with room claims it.
+        crate::claimer::announce(state).await;
         return Ok(Some(run_id));
     };
     let launch = Launch {

@@ -216,3 +216,51 @@ async fn a_run_is_cancelled_through_any_server(db: Db) -> Result<()> {
     ensure!(code == StatusCode::CONFLICT, "{code}");
     Ok(())
 }
+
+/// PostgreSQL wakes claimers: a worker polling only once a minute claims,
+/// at once, a run an API-only server left for anyone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_left_for_anyone_wakes_the_claimers_at_once() {
+    dragnet_store::testing::on_postgres(|db| async move {
+        let api = Api::start_with(
+            db.clone(),
+            ServerConfig {
+                max_running_runs: 0,
+                ..config()
+            },
+        )
+        .await?;
+        let t = api.team("acme").await?;
+        api.push(&t, "slow", &api.slow_workflow("slow", 10, ""))
+            .await?;
+        let worker = Api::start_with(
+            db.clone(),
+            ServerConfig {
+                claim_every: Some(Duration::from_secs(60)),
+                ..config()
+            },
+        )
+        .await?;
+        // The worker's first poll (at its start) is behind it.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let run = api.run(&t, "slow", "{}").await?;
+        let mut claimed = false;
+        for _ in 0..100 {
+            if worker.state.live().get(&run).is_some()
+                || db
+                    .get_run(&run)
+                    .await?
+                    .is_some_and(|r| r.status == RunStatus::Succeeded)
+            {
+                claimed = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ensure!(claimed, "the worker did not claim the run within 5 s");
+        let done = api.finished(&t, &run).await?;
+        ensure!(done["status"] == "succeeded", "{done}");
+        Ok(())
+    })
+    .await;
+}

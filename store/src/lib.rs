@@ -26,6 +26,8 @@ mod serving_lock;
 mod setup_lock;
 mod sweeper;
 mod teams;
+mod wakeups;
+pub use wakeups::Wakeups;
 mod workflows;
 mod writer;
 
