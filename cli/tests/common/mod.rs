@@ -33,6 +33,9 @@ pub fn command(db: &str) -> Command {
         .env_remove("DRAGNET_TOKEN")
         .env_remove("DRAGNET_BIND")
         .env_remove("DRAGNET_WORKFLOWS_DIR")
+        .env_remove("DRAGNET_MAX_RUNNING_RUNS")
+        .env_remove("DRAGNET_LEASE_SECONDS")
+        .env_remove("DRAGNET_DATABASE_POOL_SIZE")
         .env_remove("RUST_LOG");
     c
 }
