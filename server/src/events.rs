@@ -3,25 +3,31 @@
 //! 750 ms per step, as the walk throttles them) and a final `end` with the
 //! run's status, each with its number as the event id. `Last-Event-ID` (or
 //! `?after=`) resumes after that event without loss; a run that has ended
-//! replays its stored events and the stream closes.
+//! replays its stored events and the stream closes. A run another process
+//! runs (SPEC §9) is followed from the store: its record is read every
+//! half second and each step's change of status is sent, then the end —
+//! page progress only the running process streams, and ids number this
+//! stream's own events.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
+use std::time::Duration;
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use dragnet_engine::run::RunRecord;
+use dragnet_engine::run::{RunRecord, RunStatus, StepStatus};
 use dragnet_store::RunEvent;
 use futures::Stream;
 use serde::Deserialize;
+use serde_json::json;
 
 use crate::auth::Caller;
 use crate::bodies::{ErrorBody, StreamEvent};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Query;
-use crate::live::{end_json, step_json, EVENT_END, EVENT_STEP};
+use crate::live::{end_json, step_json, EVENT_END, EVENT_RUN, EVENT_STEP};
 use crate::runs::check_owner;
 use crate::state::AppState;
 
@@ -70,6 +76,9 @@ pub async fn events(
         .into_response())
 }
 
+/// How often a run another process runs is read back from the store.
+const FOLLOW_EVERY: Duration = Duration::from_millis(500);
+
 /// Where a stream stands.
 struct Reader {
     state: AppState,
@@ -78,6 +87,15 @@ struct Reader {
     after: u64,
     queue: VecDeque<RunEvent>,
     done: bool,
+    /// Following a run from the store: each step's status last told, and
+    /// how many events were made so far.
+    followed: Option<Followed>,
+}
+
+#[derive(Default)]
+struct Followed {
+    told: HashMap<String, StepStatus>,
+    made: u64,
 }
 
 fn stream(
@@ -91,6 +109,7 @@ fn stream(
         after,
         queue: VecDeque::new(),
         done: false,
+        followed: None,
     };
     futures::stream::unfold(reader, |mut r| async move {
         let event = r.next().await?;
@@ -131,9 +150,37 @@ impl Reader {
                     }
                 }
                 None => {
-                    // The run has ended: its events are stored.
-                    self.done = true;
-                    self.queue.extend(self.stored().await);
+                    let record = match self.state.db().get_run_with(&self.run_id, false).await {
+                        Ok(record) => record,
+                        Err(error) => {
+                            tracing::error!(run_id = %self.run_id, %error, "reading a run to stream");
+                            None
+                        }
+                    };
+                    match record {
+                        Some(r) if matches!(r.status, RunStatus::Queued | RunStatus::Running) => {
+                            // Another process runs it (or none yet).
+                            let news = self.follow(&r);
+                            self.queue.extend(news);
+                            if self.queue.is_empty() {
+                                tokio::select! {
+                                    () = tokio::time::sleep(FOLLOW_EVERY) => {}
+                                    () = self.state.halt().cancelled() => self.done = true,
+                                }
+                            }
+                        }
+                        Some(r) if self.followed.is_some() => {
+                            // Followed to its end.
+                            self.done = true;
+                            let news = self.follow(&r);
+                            self.queue.extend(news);
+                        }
+                        _ => {
+                            // The run has ended: its events are stored.
+                            self.done = true;
+                            self.queue.extend(self.stored().await);
+                        }
+                    }
                 }
             }
         }
@@ -164,6 +211,46 @@ impl Reader {
                 .collect(),
             _ => Vec::new(),
         }
+    }
+}
+
+impl Reader {
+    /// The events of a followed run since it was last read: its `run`
+    /// event first, each step whose status changed, and its end once it
+    /// has ended. Those numbered up to `after` were sent already.
+    fn follow(&mut self, record: &RunRecord) -> Vec<RunEvent> {
+        let followed = self.followed.get_or_insert_with(Followed::default);
+        let mut made = Vec::new();
+        if followed.made == 0 {
+            made.push((
+                EVENT_RUN,
+                json!({"runId": record.run_id, "workflow": record.workflow, "status": record.status}),
+            ));
+        }
+        for step in &record.steps {
+            if step.status == StepStatus::Pending
+                || followed.told.get(&step.id) == Some(&step.status)
+            {
+                continue;
+            }
+            followed.told.insert(step.id.clone(), step.status);
+            made.push((EVENT_STEP, step_json(step)));
+        }
+        if !matches!(record.status, RunStatus::Queued | RunStatus::Running) {
+            made.push((EVENT_END, end_json(record)));
+        }
+        let mut events = Vec::new();
+        for (event, data) in made {
+            followed.made += 1;
+            if followed.made > self.after {
+                events.push(RunEvent {
+                    seq: followed.made,
+                    event: event.to_string(),
+                    data: data.to_string(),
+                });
+            }
+        }
+        events
     }
 }
 

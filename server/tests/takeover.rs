@@ -9,7 +9,8 @@
 //! ends succeeded, as B ran it, and its kept pages are deleted. A run is
 //! cancelled through any server: one running on A by a request to B (A
 //! reads it with its next heartbeat), one nobody runs (submitted by a
-//! server with no slots of its own) at once.
+//! server with no slots of its own) at once. A server streams a run
+//! another runs from the store: each step's change, then the real end.
 
 mod support;
 
@@ -25,7 +26,8 @@ use support::Api;
 on_both_backends!(
     a_run_whose_lease_expired_is_taken_over_and_resumed,
     a_claimed_run_that_cannot_start_is_recorded_failed_once,
-    a_run_is_cancelled_through_any_server
+    a_run_is_cancelled_through_any_server,
+    a_run_on_another_server_is_streamed_from_the_store
 );
 
 fn config() -> ServerConfig {
@@ -263,4 +265,37 @@ async fn a_run_left_for_anyone_wakes_the_claimers_at_once() {
         Ok(())
     })
     .await;
+}
+
+async fn a_run_on_another_server_is_streamed_from_the_store(db: Db) -> Result<()> {
+    let a = Api::start_with(db.clone(), config()).await?;
+    let t = a.team("acme").await?;
+    a.push(&t, "two", &a.workflow("two", Some("latency=100")))
+        .await?;
+    let run = a.run(&t, "two", r#"{"inputs": {"min_total": 0}}"#).await?;
+    let b = Api::start_with(
+        db.clone(),
+        ServerConfig {
+            max_running_runs: 0,
+            ..config()
+        },
+    )
+    .await?;
+    let events = b.events(&t, &run, None).await?;
+    let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
+    ensure!(names.first() == Some(&"run"), "{names:?}");
+    let end = events.last().map(|e| e.data.clone()).unwrap_or_default();
+    ensure!(
+        names.last() == Some(&"end") && end["status"] == "succeeded",
+        "{events:?}"
+    );
+    let finished: Vec<&str> = events
+        .iter()
+        .filter(|e| e.event == "step" && e.data["status"] == "succeeded")
+        .filter_map(|e| e.data["step"].as_str())
+        .collect();
+    ensure!(finished == ["properties", "open_orders"], "{events:?}");
+    let ids: Vec<u64> = events.iter().map(|e| e.id).collect();
+    ensure!(ids == (1..=ids.len() as u64).collect::<Vec<_>>(), "{ids:?}");
+    Ok(())
 }
