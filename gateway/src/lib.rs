@@ -13,6 +13,7 @@
 
 pub mod caller;
 pub mod config;
+pub mod discovery;
 pub mod error;
 pub mod guard;
 pub mod listing;
