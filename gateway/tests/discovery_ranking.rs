@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use dragnet_gateway::discovery::search::{SearchDoc, SearchIndex};
+use dragnet_gateway::discovery::search::{verbs_of, SearchDoc, SearchIndex};
 use dragnet_steps::openapi;
 
 fn corpus() -> PathBuf {
@@ -28,6 +28,7 @@ fn pool() -> (Vec<(String, String)>, Vec<SearchDoc>) {
             .file_stem()
             .and_then(|s| s.to_str())
             .and_then(|s| s.split('_').next())
+            .map(|s| s.split("-openapi").next().unwrap_or(s))
             .unwrap_or_default()
             .to_string();
         let kit = openapi::import_file(&file).expect("the corpus imports");
@@ -43,6 +44,7 @@ fn pool() -> (Vec<(String, String)>, Vec<SearchDoc>) {
                 toolkit: toolkit.clone(),
                 description: tool.description.clone(),
                 params: tool.params.iter().map(|p| p.name.clone()).collect(),
+                action: verbs_of(tool.method.as_upper()).to_string(),
             });
         }
     }
@@ -51,38 +53,94 @@ fn pool() -> (Vec<(String, String)>, Vec<SearchDoc>) {
 
 /// A request, and the tool (toolkit, operationId) that answers it.
 const QUERIES: &[(&str, &str, &str)] = &[
-    ("send a message to a slack channel", "slack", "chat_postMessage"),
+    (
+        "send a message to a slack channel",
+        "slack",
+        "chat_postMessage",
+    ),
     ("list invoices of a customer", "stripe", "GetInvoices"),
     ("refund a payment", "stripe", "PostRefunds"),
     ("create a new customer", "stripe", "PostCustomers"),
-    ("cancel a customer's subscription", "stripe", "DeleteSubscriptionsSubscriptionExposedId"),
+    (
+        "cancel a customer's subscription",
+        "stripe",
+        "DeleteSubscriptionsSubscriptionExposedId",
+    ),
     ("create a jira issue", "jira", "createIssue"),
     ("add a comment to an issue", "jira", "addComment"),
     ("search issues with jql", "jira", "searchForIssuesUsingJql"),
     ("assign an issue to a user", "jira", "assignIssue"),
     ("create a droplet", "digitalocean", "droplets_create"),
     ("list all droplets", "digitalocean", "droplets_list"),
-    ("add a DNS record to a domain", "digitalocean", "domains_create_record"),
+    (
+        "add a DNS record to a domain",
+        "digitalocean",
+        "domains_create_record",
+    ),
     ("upload an ssh key", "digitalocean", "sshKeys_create"),
-    ("create a block storage volume", "digitalocean", "volumes_create"),
+    (
+        "create a block storage volume",
+        "digitalocean",
+        "volumes_create",
+    ),
     ("create a mattermost channel", "mattermost", "CreateChannel"),
-    ("create a post in a mattermost channel", "mattermost", "CreatePost"),
-    ("invite users to a slack channel", "slack", "conversations_invite"),
+    (
+        "create a post in a mattermost channel",
+        "mattermost",
+        "CreatePost",
+    ),
+    (
+        "invite users to a slack channel",
+        "slack",
+        "conversations_invite",
+    ),
     ("upload a file to slack", "slack", "files_upload"),
-    ("add an emoji reaction to a message", "slack", "reactions_add"),
+    (
+        "add an emoji reaction to a message",
+        "slack",
+        "reactions_add",
+    ),
     ("place an outgoing phone call", "twilio", "CreateCall"),
     ("send an sms text message", "twilio", "CreateMessage"),
     ("buy a phone number", "twilio", "CreateIncomingPhoneNumber"),
     ("create a spotify playlist", "spotify", "create-playlist"),
-    ("add tracks to a playlist", "spotify", "add-tracks-to-playlist"),
+    (
+        "add tracks to a playlist",
+        "spotify",
+        "add-tracks-to-playlist",
+    ),
     ("get an artist's albums", "spotify", "get-an-artists-albums"),
-    ("list the user's saved tracks", "spotify", "get-users-saved-tracks"),
+    (
+        "list the user's saved tracks",
+        "spotify",
+        "get-users-saved-tracks",
+    ),
     ("list git repositories", "azure-devops", "Repositories_List"),
-    ("open a pull request", "azure-devops", "Pull Requests_Create"),
-    ("list available models", "mistral", "list_models_v1_models_get"),
-    ("start a fine tuning job", "mistral", "jobs_api_routes_fine_tuning_start_fine_tuning_job"),
-    ("create a webhook endpoint for an application", "svix", "v1.endpoint.create"),
-    ("get a commit of a repository", "azure-devops", "Commits_Get"),
+    (
+        "open a pull request",
+        "azure-devops",
+        "Pull Requests_Create",
+    ),
+    (
+        "list available models",
+        "mistral",
+        "list_models_v1_models_get",
+    ),
+    (
+        "start a fine tuning job",
+        "mistral",
+        "jobs_api_routes_fine_tuning_start_fine_tuning_job",
+    ),
+    (
+        "create a webhook endpoint for an application",
+        "svix",
+        "v1.endpoint.create",
+    ),
+    (
+        "get a commit of a repository",
+        "azure-devops",
+        "Commits_Get",
+    ),
 ];
 
 #[test]

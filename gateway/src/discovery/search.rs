@@ -9,6 +9,11 @@
 //! Written here rather than taken from a crate: a few thousand short
 //! documents need no on-disk index, the field weights are the part that
 //! matters, and the index is built once per agent in well under a second.
+//! The fifth field is what the tool does, in verbs of its HTTP method
+//! (`POST` → create, add, send, open…), so "open a pull request" meets
+//! `Pull Requests_Create` and "remove a user" a `DELETE`. A tool whose name
+//! the request covers gains up to half its score again: names are short
+//! and say what a tool does.
 
 use std::collections::HashMap;
 
@@ -19,21 +24,39 @@ pub struct SearchDoc {
     pub toolkit: String,
     pub description: String,
     pub params: Vec<String>,
+    /// What the tool does to its resource, in verbs: `verbs_of` its HTTP
+    /// method, for tools that have one.
+    pub action: String,
 }
 
-/// The fields, their weights and length normalisation.
-const FIELDS: usize = 4;
-const WEIGHTS: [f64; FIELDS] = [3.0, 1.5, 1.0, 0.6];
-const B: [f64; FIELDS] = [0.5, 0.3, 0.75, 0.5];
-const K1: f64 = 1.2;
+/// The verbs a request may use for what an HTTP method does.
+pub fn verbs_of(method: &str) -> &'static str {
+    match method.to_ascii_uppercase().as_str() {
+        "GET" => "get list fetch show",
+        "POST" => "create add new open",
+        "PUT" | "PATCH" => "update set edit change modify replace",
+        "DELETE" => "delete remove",
+        _ => "",
+    }
+}
 
-/// An index over documents, by position.
+/// The fields (name, toolkit, description, parameters, action), their
+/// weights and length normalisation.
+const FIELDS: usize = 5;
+const WEIGHTS: [f64; FIELDS] = [3.0, 1.5, 1.0, 0.6, 0.8];
+const B: [f64; FIELDS] = [0.5, 0.3, 0.75, 0.5, 0.0];
+const K1: f64 = 1.2;
+/// How much a name wholly covered by the request adds (a share of it).
+const COVERAGE: f64 = 0.5;
+
+/// An index over documents, by position: postings per term.
 #[derive(Debug, Default)]
 pub struct SearchIndex {
-    /// Per document, per field: term → frequency, and the field's length.
-    docs: Vec<[(HashMap<String, u32>, u32); FIELDS]>,
-    /// Documents containing each term (in any field).
-    df: HashMap<String, u32>,
+    /// Per term: the documents holding it, with its frequency per field.
+    postings: HashMap<String, Vec<(u32, [u16; FIELDS])>>,
+    /// Per document: each field's length, and its name's distinct terms.
+    lengths: Vec<[u32; FIELDS]>,
+    names: Vec<Vec<String>>,
     avg_len: [f64; FIELDS],
 }
 
@@ -48,47 +71,51 @@ impl SearchIndex {
     pub fn new(docs: &[SearchDoc]) -> SearchIndex {
         let mut index = SearchIndex::default();
         let mut total = [0u64; FIELDS];
-        for doc in docs {
+        for (i, doc) in docs.iter().enumerate() {
             let fields = [
                 tokens(&doc.name),
                 tokens(&doc.toolkit),
                 tokens(&first_sentences(&doc.description)),
                 doc.params.iter().flat_map(|p| tokens(p)).collect(),
+                tokens(&doc.action),
             ];
-            let mut seen: Vec<&String> = Vec::new();
-            let mut entry: [(HashMap<String, u32>, u32); FIELDS] = Default::default();
+            let mut freqs: HashMap<&str, [u16; FIELDS]> = HashMap::new();
+            let mut lengths = [0u32; FIELDS];
             for (f, terms) in fields.iter().enumerate() {
                 total[f] += terms.len() as u64;
-                entry[f].1 = terms.len() as u32;
+                lengths[f] = u32::try_from(terms.len()).unwrap_or(u32::MAX);
                 for t in terms {
-                    *entry[f].0.entry(t.clone()).or_default() += 1;
+                    let tf = &mut freqs.entry(t.as_str()).or_default()[f];
+                    *tf = tf.saturating_add(1);
                 }
             }
-            for field in &entry {
-                for t in field.0.keys() {
-                    if !seen.contains(&t) {
-                        seen.push(t);
-                    }
-                }
+            let doc_id = u32::try_from(i).unwrap_or(u32::MAX);
+            for (t, tf) in freqs {
+                index
+                    .postings
+                    .entry(t.to_string())
+                    .or_default()
+                    .push((doc_id, tf));
             }
-            for t in seen {
-                *index.df.entry(t.clone()).or_default() += 1;
-            }
-            index.docs.push(entry);
+            let mut name = fields[0].clone();
+            name.sort();
+            name.dedup();
+            index.names.push(name);
+            index.lengths.push(lengths);
         }
         let n = docs.len().max(1) as f64;
-        for f in 0..FIELDS {
-            index.avg_len[f] = (total[f] as f64 / n).max(1.0);
+        for (avg, total) in index.avg_len.iter_mut().zip(total) {
+            *avg = (total as f64 / n).max(1.0);
         }
         index
     }
 
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.lengths.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
+        self.lengths.is_empty()
     }
 
     /// The best `limit` documents for `query`, best first (ties by
@@ -97,46 +124,65 @@ impl SearchIndex {
         let mut terms = tokens(query);
         terms.sort();
         terms.dedup();
-        let n = self.docs.len() as f64;
-        let mut hits: Vec<Hit> = Vec::new();
-        for (i, doc) in self.docs.iter().enumerate() {
-            let mut score = 0.0;
-            for t in &terms {
-                let Some(&df) = self.df.get(t) else { continue };
+        let n = self.lengths.len() as f64;
+        let mut scores: HashMap<u32, f64> = HashMap::new();
+        for t in &terms {
+            let Some(list) = self.postings.get(t) else {
+                continue;
+            };
+            let df = list.len() as f64;
+            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+            for (doc, freqs) in list {
+                let lengths = &self.lengths[*doc as usize];
                 let mut tf = 0.0;
                 for f in 0..FIELDS {
-                    let (freqs, len) = &doc[f];
-                    if let Some(&c) = freqs.get(t) {
-                        let norm = 1.0 - B[f] + B[f] * f64::from(*len) / self.avg_len[f];
-                        tf += WEIGHTS[f] * f64::from(c) / norm;
+                    if freqs[f] > 0 {
+                        let norm = 1.0 - B[f] + B[f] * f64::from(lengths[f]) / self.avg_len[f];
+                        tf += WEIGHTS[f] * f64::from(freqs[f]) / norm;
                     }
                 }
-                if tf > 0.0 {
-                    let idf = ((n - f64::from(df) + 0.5) / (f64::from(df) + 0.5) + 1.0).ln();
-                    score += idf * tf / (K1 + tf);
-                }
-            }
-            if score > 0.0 {
-                hits.push(Hit { doc: i, score });
+                *scores.entry(*doc).or_default() += idf * tf / (K1 + tf);
             }
         }
+        let mut hits: Vec<Hit> = scores
+            .into_iter()
+            .map(|(doc, score)| {
+                // A name the request covers is the tool it describes:
+                // `CreatePost` for "create a post in a channel" rather
+                // than `GetPostsForChannel`.
+                let name = &self.names[doc as usize];
+                let covered = name.iter().filter(|t| terms.contains(t)).count();
+                let coverage = covered as f64 / name.len().max(1) as f64;
+                Hit {
+                    doc: doc as usize,
+                    score: score * (1.0 + COVERAGE * coverage),
+                }
+            })
+            .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
         hits.truncate(limit);
         hits
     }
 }
 
-/// The description's opening, where what a tool does is said: long
-/// descriptions (whole manuals, some of them) would drown the rest.
+/// The description's first sentence (its summary, for imported tools),
+/// where what a tool does is said: the rest (whole manuals, some of them)
+/// would drown it.
 fn first_sentences(text: &str) -> String {
-    text.chars().take(400).collect()
+    let end = text
+        .find(['\n'])
+        .into_iter()
+        .chain(text.find(". "))
+        .min()
+        .unwrap_or(text.len());
+    text[..end].chars().take(200).collect()
 }
 
 /// Words too common to tell tools apart.
 const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "its",
-    "of", "on", "or", "that", "the", "this", "to", "with", "me", "my", "all", "i", "you", "your",
-    "can", "will", "which", "their", "these", "those", "some", "any", "using", "via",
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it",
+    "its", "of", "on", "or", "that", "the", "this", "to", "with", "me", "my", "all", "i", "you",
+    "your", "can", "will", "which", "their", "these", "those", "some", "any", "using", "via",
 ];
 
 /// The terms of `text`: identifiers split, lower-cased, stopwords out,

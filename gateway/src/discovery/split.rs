@@ -190,7 +190,10 @@ mod tests {
         // fit after it: with a budget of 9, calendar (8) does not fit in 4,
         // and nothing after it is tried.
         let s = split(&c, 9);
-        assert_eq!((direct_of(&s, &c, "drive"), direct_of(&s, &c, "calendar")), (5, 0));
+        assert_eq!(
+            (direct_of(&s, &c, "drive"), direct_of(&s, &c, "calendar")),
+            (5, 0)
+        );
         // A large budget takes all.
         let s = split(&c, 100);
         assert!(!s.has_pool());
