@@ -53,6 +53,10 @@ pub struct McpArgs {
     /// Over HTTP: a `Host` accepted besides the loopback names (repeat).
     #[arg(long = "allowed-host", value_name = "HOST")]
     allowed_hosts: Vec<String>,
+    /// Print which of AGENT's tools are listed directly and which are
+    /// pooled behind tool search, and why; then exit.
+    #[arg(long, value_name = "AGENT", conflicts_with_all = ["stdio", "http"])]
+    explain: Option<String>,
 }
 
 #[derive(Args)]
@@ -156,13 +160,18 @@ fn unknown_agent(agent_config: &AgentConfig, agent: &str, path: &Path) -> CliErr
 
 pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> Result<u8> {
     let path = agent_config_path(&args.file, settings)?;
-    if !args.stdio && args.http.is_none() {
+    if !args.stdio && args.http.is_none() && args.explain.is_none() {
         bail!(CliError::argument_error(
             "--stdio",
-            "choose a transport: --stdio (one client on stdin and stdout) or --http ADDR"
+            "choose a transport: --stdio (one client on stdin and stdout) or --http ADDR (or --explain AGENT)"
         ));
     }
     let agent_config = load_agent_config(&path)?;
+    if let Some(agent) = &args.explain {
+        if !agent_config.agents.contains_key(agent) {
+            bail!(unknown_agent(&agent_config, agent, &path));
+        }
+    }
     let stdio_agent = match (args.stdio, &args.agent) {
         (true, Some(agent)) if !agent_config.agents.contains_key(agent) => {
             bail!(unknown_agent(&agent_config, agent, &path))
@@ -214,6 +223,18 @@ pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> 
     )
     .await?;
     let gateway = Arc::new(gateway);
+    if let Some(agent) = &args.explain {
+        let explained = explain(&gateway, agent);
+        gateway.shutdown().await;
+        services.shutdown().await;
+        if let Some(shop) = shop {
+            shop.shutdown().await;
+        }
+        let mut stdout = std::io::stdout();
+        stdout.write_all(explained.as_bytes())?;
+        stdout.flush()?;
+        return Ok(EXIT_COMPLETE);
+    }
     let served = match (stdio_agent, args.http, key) {
         (Some(agent), _, _) => {
             let claims = Claims {
@@ -225,6 +246,7 @@ pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> 
             };
             let session = format!("{:016x}", rand_session());
             let caller = Caller {
+                session: true,
                 scope: result_scope(&claims, Some(&session), None),
                 claims,
                 runtime: RuntimeCredentials::default(),
@@ -245,6 +267,43 @@ pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> 
     }
     served?;
     Ok(EXIT_COMPLETE)
+}
+
+/// `--explain AGENT`: each bound tool, direct or pooled, and why.
+fn explain(gateway: &Gateway, agent: &str) -> String {
+    use dragnet_gateway::discovery::split::Placement;
+    let Some(rows) = gateway.explain(agent) else {
+        return String::new();
+    };
+    let budget = gateway
+        .config()
+        .agents
+        .get(agent)
+        .map_or(0, |a| a.tool_budget);
+    let direct = rows
+        .iter()
+        .filter(|(_, _, p)| matches!(p, Placement::Direct(_)))
+        .count();
+    let mut out = format!(
+        "agent `{agent}`: {direct} of {} tools listed directly (budget {budget}), {} pooled\n",
+        rows.len(),
+        rows.len() - direct
+    );
+    let width = rows.iter().map(|(n, _, _)| n.len()).max().unwrap_or(0);
+    for (name, provider, placement) in &rows {
+        let (what, why) = match placement {
+            Placement::Direct(why) => ("direct", why),
+            Placement::Pooled(why) => ("pooled", why),
+        };
+        out.push_str(&format!(
+            "  {what}  {name:<width$}  {}\n",
+            why.explain(provider)
+        ));
+    }
+    if rows.len() > direct {
+        out.push_str("  also listed: search_tools, load_tool, call_tool (not counted)\n");
+    }
+    out
 }
 
 /// Serves streamable HTTP until Ctrl-C or SIGTERM.

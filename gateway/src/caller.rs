@@ -27,6 +27,9 @@ pub struct Caller {
     pub claims: Claims,
     pub scope: ResultScope,
     pub runtime: RuntimeCredentials,
+    /// A legacy MCP session (stdio, or HTTP with a session id): its tool
+    /// list may grow with the tools it loads. Stateless requests' never does.
+    pub session: bool,
 }
 
 /// A caller's own credentials, by provider, as presented with the request.

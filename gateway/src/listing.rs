@@ -73,7 +73,16 @@ fn sanitize(text: &str) -> String {
 /// The definitions of an agent's tools: its bindings, then the retrieval
 /// tools when one of them loops.
 pub fn agent_tools(bound: &[Bound<'_>]) -> Vec<ToolDefinition> {
-    let mut taken: BTreeSet<String> = [QUERY_TOOL, FETCH_TOOL].map(String::from).into();
+    // The retrieval and discovery tools' names are never a bound tool's.
+    let mut taken: BTreeSet<String> = [
+        QUERY_TOOL,
+        FETCH_TOOL,
+        crate::discovery::pool::SEARCH_TOOL,
+        crate::discovery::pool::LOAD_TOOL,
+        crate::discovery::pool::CALL_TOOL,
+    ]
+    .map(String::from)
+    .into();
     let mut count: HashMap<&str, usize> = HashMap::new();
     for b in bound {
         *count.entry(b.tool.name.as_str()).or_default() += 1;

@@ -11,7 +11,7 @@
 //! (connected and supervised from `start`, its progress passed on). Every
 //! failure is a tool error the agent reads, never a protocol error.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use dragnet_steps::cache::{CacheMode, CachePolicy, CacheStore};
@@ -27,6 +27,10 @@ use tokio_util::task::TaskTracker;
 use crate::caller::{cache_scope, cache_ttl, Caller, CredentialKind};
 use crate::config::file::CredentialsFile;
 use crate::config::{AgentConfig, BaseUrl, Binding, McpServer, ProviderKind};
+use crate::discovery::pool::{
+    meta_tools, names_to_load, AgentPool, Loaded, PoolEntry, CALL_TOOL, LOAD_TOOL, SEARCH_TOOL,
+};
+use crate::discovery::split::Placement;
 use crate::guard::guard;
 use crate::listing::{agent_tools, Bound, ToolDefinition};
 use crate::restriction::{PendingCuts, FETCH_TOOL, QUERY_TOOL};
@@ -55,6 +59,10 @@ pub struct Gateway {
     /// The supervisors of upstream MCP servers, and their stop signal.
     tasks: TaskTracker,
     shutdown: CancellationToken,
+    /// Each agent's split of direct and pooled tools (SPEC §7), and what
+    /// each thread loaded from its pool.
+    pools: HashMap<String, AgentPool>,
+    loaded: Loaded,
 }
 
 /// What the gateway is started with besides its configuration.
@@ -162,7 +170,7 @@ impl Gateway {
         }
         resolve_mcp_bindings(&mut config, &upstreams)?;
         tasks.close();
-        Ok(Gateway {
+        let mut gateway = Gateway {
             config: Arc::new(config),
             upstreams,
             results,
@@ -171,7 +179,65 @@ impl Gateway {
             clock,
             tasks,
             shutdown,
-        })
+            pools: HashMap::new(),
+            loaded: Loaded::default(),
+        };
+        gateway.pools = gateway
+            .config
+            .agents
+            .keys()
+            .map(|agent| (agent.clone(), gateway.pool_of(agent)))
+            .collect();
+        Ok(gateway)
+    }
+
+    /// `agent`'s split and pool index, from its served tools.
+    fn pool_of(&self, agent: &str) -> AgentPool {
+        let (bindings, defs) = self.served(agent);
+        let entries: Vec<PoolEntry<'_>> = bindings
+            .iter()
+            .zip(&defs)
+            .map(|(b, d)| {
+                let openapi = match self.config.providers.get(&b.provider).map(|p| &p.kind) {
+                    Some(ProviderKind::OpenApi { app, .. }) => Some(*app),
+                    _ => None,
+                };
+                PoolEntry {
+                    definition: d,
+                    provider: &b.provider,
+                    tool_id: &b.tool_id,
+                    method: openapi.and(b.tool.as_deref()).map(|t| t.method.as_upper()),
+                    app: openapi == Some(true),
+                    discovery: b.discovery,
+                }
+            })
+            .collect();
+        let budget = self
+            .config
+            .agents
+            .get(agent)
+            .map_or(crate::discovery::split::DEFAULT_BUDGET, |a| a.tool_budget);
+        AgentPool::new(&entries, budget)
+    }
+
+    /// The split of `agent`'s tools, each with its definition's name and
+    /// provider (for `--explain`).
+    pub fn explain(&self, agent: &str) -> Option<Vec<(String, String, Placement)>> {
+        let pool = self.pools.get(agent)?;
+        let (bindings, defs) = self.served(agent);
+        Some(
+            bindings
+                .iter()
+                .zip(&defs)
+                .zip(&pool.split.placements)
+                .map(|((b, d), p)| (d.name.clone(), b.provider.clone(), p.clone()))
+                .collect(),
+        )
+    }
+
+    /// Whether `agent` has pooled tools (and so the discovery tools).
+    pub fn has_pool(&self, agent: &str) -> bool {
+        self.pools.get(agent).is_some_and(AgentPool::has_pool)
     }
 
     /// Stops the upstream MCP servers' supervisors (closing their
@@ -223,13 +289,127 @@ impl Gateway {
         (usable, agent_tools(&bound))
     }
 
-    /// What `tools/list` holds for `agent`.
+    /// What `tools/list` holds for `agent` on a stateless request: its
+    /// direct tools, the discovery tools when it has a pool, and the
+    /// retrieval tools when one of its tools loops. Never varies.
     pub fn tools(&self, agent: &str) -> Vec<ToolDefinition> {
-        self.served(agent).1
+        self.listed(agent, None)
     }
 
-    /// Calls `name` for `caller`.
+    /// What `tools/list` holds for `caller`: on a legacy session, also the
+    /// pooled tools its thread loaded.
+    pub fn tools_for(&self, caller: &Caller) -> Vec<ToolDefinition> {
+        let loaded = caller
+            .session
+            .then(|| self.loaded.of(&caller.claims.agent, &caller.scope));
+        self.listed(&caller.claims.agent, loaded.as_ref())
+    }
+
+    fn listed(&self, agent: &str, loaded: Option<&BTreeSet<String>>) -> Vec<ToolDefinition> {
+        let (bindings, defs) = self.served(agent);
+        let pool = self.pools.get(agent);
+        let mut out: Vec<ToolDefinition> = defs
+            .into_iter()
+            .enumerate()
+            .filter(|(i, d)| {
+                *i >= bindings.len()
+                    || pool.is_none_or(|p| p.is_direct(*i))
+                    || loaded.is_some_and(|l| l.contains(&d.name))
+            })
+            .map(|(_, d)| d)
+            .collect();
+        if pool.is_some_and(AgentPool::has_pool) {
+            out.extend(meta_tools());
+        }
+        out
+    }
+
+    /// The discovery tools' calls: a search, a load, or a call through
+    /// `call_tool` (`Err` with its tool name and arguments).
+    fn discovery_call(
+        &self,
+        caller: &Caller,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> Result<Answer, (String, Map<String, Value>)> {
+        let agent = &caller.claims.agent;
+        let Some(pool) = self.pools.get(agent).filter(|p| p.has_pool()) else {
+            return Err((name.to_string(), args));
+        };
+        let answer = |r: Result<String, String>| match r {
+            Ok(text) => Answer {
+                text,
+                is_error: false,
+            },
+            Err(e) => Answer::error(e),
+        };
+        match name {
+            SEARCH_TOOL => Ok(answer(pool.search(&self.served(agent).1, &args))),
+            LOAD_TOOL => Ok(answer(self.load(caller, &args))),
+            CALL_TOOL => {
+                let Some(inner) = args.get("toolName").and_then(Value::as_str) else {
+                    return Ok(Answer::error(
+                        "give `toolName`: a tool loaded with load_tool",
+                    ));
+                };
+                let arguments = match args.get("arguments") {
+                    None => Map::new(),
+                    Some(Value::Object(o)) => o.clone(),
+                    Some(_) => return Ok(Answer::error("`arguments` is an object")),
+                };
+                Err((inner.to_string(), arguments))
+            }
+            _ => Err((name.to_string(), args)),
+        }
+    }
+
+    /// `load_tool`: records the pooled tools asked for in the caller's
+    /// thread; answers with their schemas and how to call them.
+    fn load(&self, caller: &Caller, args: &Map<String, Value>) -> Result<String, String> {
+        let agent = &caller.claims.agent;
+        let names = names_to_load(args)?;
+        let (bindings, defs) = self.served(agent);
+        let mut found = Vec::new();
+        for n in &names {
+            let at = defs[..bindings.len()].iter().position(|d| &d.name == n);
+            match at {
+                Some(i) => found.push(defs[i].clone()),
+                None => {
+                    return Err(format!(
+                        "agent `{agent}` has no tool `{n}`: find tools with {SEARCH_TOOL}"
+                    ))
+                }
+            }
+        }
+        self.loaded.load(agent, &caller.scope, &names);
+        let how = match caller.session {
+            true => "Loaded for this conversation: they are in your tool list now (call them by name, or through call_tool).",
+            false => "Loaded for this conversation. Call them through call_tool {\"toolName\": ..., \"arguments\": {...}}: this connection's tool list does not change.",
+        };
+        let tools: Vec<Value> = found
+            .iter()
+            .map(|d| serde_json::json!({"name": d.name, "description": d.description, "inputSchema": d.input_schema}))
+            .collect();
+        Ok(serde_json::json!({"loaded": names, "tools": tools, "note": how}).to_string())
+    }
+
+    /// Calls `name` for `caller`: a discovery tool, or a bound tool
+    /// (directly, or through `call_tool`).
     pub async fn call(
+        &self,
+        caller: &Caller,
+        name: &str,
+        args: Map<String, Value>,
+        progress: &dyn CallSink,
+        cancel: CancellationToken,
+    ) -> Answer {
+        match self.discovery_call(caller, name, args) {
+            Ok(answer) => answer,
+            Err((name, args)) => self.call_bound(caller, &name, args, progress, cancel).await,
+        }
+    }
+
+    async fn call_bound(
         &self,
         caller: &Caller,
         name: &str,
@@ -264,14 +444,24 @@ impl Gateway {
                 Err(e) => Answer::error(e.to_string()),
             };
         }
-        let Some(binding) = bindings
+        let Some((at, binding)) = bindings
             .iter()
             .zip(&defs)
-            .find(|(_, d)| d.name == name)
-            .map(|(b, _)| *b)
+            .enumerate()
+            .find(|(_, (_, d))| d.name == name)
+            .map(|(i, (b, _))| (i, *b))
         else {
             return Answer::error(format!("no tool `{name}` for agent `{}`", claims.agent));
         };
+        let pooled = self
+            .pools
+            .get(&claims.agent)
+            .is_some_and(|p| p.is_pooled(at));
+        if pooled && !self.loaded.of(&claims.agent, scope).contains(name) {
+            return Answer::error(format!(
+                "`{name}` is in this agent's tool pool: load it with {LOAD_TOOL} first (find tools with {SEARCH_TOOL})"
+            ));
+        }
         let (Some(tool), Some(upstream)) = (
             binding.tool.as_deref(),
             self.upstreams.get(&binding.provider),

@@ -19,7 +19,9 @@ use dragnet_steps::Limits;
 use super::file::{BindingFile, LimitsFile, ProviderFile, TOP_LEVEL_KEYS};
 
 /// An agent's keys, in the order of `AgentFile`.
-const AGENT_KEYS: [&str; 2] = ["description", "agentTools"];
+const AGENT_KEYS: [&str; 3] = ["description", "agentTools", "toolBudget"];
+/// The most tools an agent may list directly (OpenAI's client limit).
+const MAX_TOOL_BUDGET: usize = 128;
 use super::{Agent, AgentConfig, BaseUrl, Binding, McpServer, Provider, ProviderKind};
 use crate::guard::{SizeBudget, DEFAULT_BUDGET_TOKENS};
 
@@ -351,6 +353,19 @@ fn agents(
         if let Some(d) = c.key("description") {
             cx.deserialize::<Option<String>>(&d);
         }
+        let mut tool_budget = crate::discovery::split::DEFAULT_BUDGET;
+        if let Some(b) = c.key("toolBudget") {
+            match cx.deserialize::<usize>(&b) {
+                Some(n) if (1..=MAX_TOOL_BUDGET).contains(&n) => tool_budget = n,
+                Some(n) => cx.error(
+                    &b,
+                    format!(
+                        "`toolBudget` is {n}; give 1 to {MAX_TOOL_BUDGET} tools listed directly"
+                    ),
+                ),
+                None => {}
+            }
+        }
         let Some(list) = c.key("agentTools") else {
             cx.error(
                 &c,
@@ -450,6 +465,7 @@ fn agents(
             Agent {
                 name: name.to_string(),
                 bindings,
+                tool_budget,
             },
         );
     }

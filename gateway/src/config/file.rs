@@ -134,6 +134,11 @@ pub struct AgentFile {
     /// The tools it may call.
     #[serde(rename = "agentTools")]
     pub agent_tools: Vec<BindingFile>,
+    /// How many tools it lists directly at most (1 to 128, 15 by default):
+    /// connected-app toolkits that do not fit are pooled behind
+    /// `search_tools` and `load_tool`.
+    #[serde(rename = "toolBudget", default)]
+    pub tool_budget: Option<usize>,
 }
 
 /// One tool bound to an agent. Looping belongs to the binding: two agents

@@ -77,6 +77,9 @@ pub enum McpServer {
 pub struct Agent {
     pub name: String,
     pub bindings: Vec<Binding>,
+    /// How many tools it lists directly at most (`toolBudget`, 15 by
+    /// default); connected-app toolkits beyond it are pooled (SPEC §7).
+    pub tool_budget: usize,
 }
 
 /// One bound tool.

@@ -3,5 +3,9 @@
 //! (`search`: BM25F over tool names, toolkits, descriptions and parameter
 //! names).
 
+pub mod pool;
 pub mod search;
 pub mod split;
+
+#[cfg(test)]
+mod tests;

@@ -47,6 +47,9 @@ to fit (it has _truncated and a _resultId), read the rest with queryToolResult o
 fetchToolResult before you conclude anything. When a walk stopped early, say that the result is \
 partial and why, in plain words; do not describe how the tools work to the user.";
 
+/// How agents with a pool find the tools not listed.
+pub const DISCOVERY_GUIDANCE: &str = "More tools exist than are listed: when none listed fits the task, search for one with search_tools (say what it should do), load the ones you need with load_tool, then call them (through call_tool when they do not appear in your list).";
+
 /// The header a caller presents its thread id in (stateless requests).
 pub const THREAD_HEADER: &str = "x-dragnet-thread";
 /// The `_meta` key a caller may present its thread id in instead.
@@ -131,6 +134,7 @@ impl McpAgent {
             .or_else(|| call_meta.and_then(from_meta))
             .or_else(|| from_meta(&context.meta));
         Ok(Caller {
+            session: session.is_some(),
             scope: result_scope(&verified.claims, session.as_deref(), presented.as_deref()),
             claims: verified.claims.clone(),
             runtime: verified.runtime.clone(),
@@ -142,10 +146,22 @@ impl McpAgent {
     }
 
     fn info_for(&self, agent: &str) -> ServerConfig {
-        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
-        match self.gateway.loops(agent) {
-            true => info.with_instructions(GUIDANCE),
-            false => info,
+        let info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        );
+        let mut parts = Vec::new();
+        if self.gateway.loops(agent) {
+            parts.push(GUIDANCE);
+        }
+        if self.gateway.has_pool(agent) {
+            parts.push(DISCOVERY_GUIDANCE);
+        }
+        match parts.is_empty() {
+            true => info,
+            false => info.with_instructions(parts.join(" ")),
         }
     }
 }
@@ -194,9 +210,12 @@ impl ServerHandler for McpAgent {
     fn get_info(&self) -> ServerConfig {
         match &self.callers {
             Callers::Fixed(caller) => self.info_for(&caller.claims.agent),
-            Callers::PerRequest => {
-                ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            }
+            Callers::PerRequest => ServerConfig::new(
+                ServerCapabilities::builder()
+                    .enable_tools()
+                    .enable_tool_list_changed()
+                    .build(),
+            ),
         }
     }
 
@@ -227,10 +246,10 @@ impl ServerHandler for McpAgent {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let agent = self.agent_of(&context)?;
+        let caller = self.caller(&context, None)?;
         let tools = self
             .gateway
-            .tools(&agent)
+            .tools_for(&caller)
             .into_iter()
             .map(|d| {
                 let schema = match d.input_schema {
@@ -259,11 +278,16 @@ impl ServerHandler for McpAgent {
         // last ones after it; without a token it is dropped.
         let (events, mut received) = mpsc::unbounded_channel();
         let sink = ChannelSink(token.is_some().then_some(events));
+        let loads = request.name == crate::discovery::pool::LOAD_TOOL && caller.session;
         let call = self
             .gateway
             .call(&caller, &request.name, args, &sink, context.ct.clone());
         let Some(token) = token else {
-            return Ok(result_of(call.await));
+            let answer = call.await;
+            if loads && !answer.is_error {
+                tools_changed(&context).await;
+            }
+            return Ok(result_of(answer));
         };
         tokio::pin!(call);
         let mut sent = 0u32;
@@ -280,7 +304,17 @@ impl ServerHandler for McpAgent {
             sent += 1;
             notify(&context, &token, sent, &event).await;
         }
+        if loads && !answer.is_error {
+            tools_changed(&context).await;
+        }
         Ok(result_of(answer))
+    }
+}
+
+/// Tells a session's client that its tool list changed (a tool was loaded).
+async fn tools_changed(context: &RequestContext<RoleServer>) {
+    if let Err(error) = context.peer.notify_tool_list_changed().await {
+        tracing::debug!(%error, "telling the client its tool list changed");
     }
 }
 
