@@ -12,7 +12,7 @@
 //!
 //! A pooled tool not loaded in the caller's thread cannot be called.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Mutex;
 
 use serde_json::{json, Map, Value};
@@ -191,9 +191,16 @@ pub fn names_to_load(args: &Map<String, Value>) -> Result<Vec<String>, String> {
 /// Whose loaded tools: the agent, and the caller's thread (within its user).
 type ThreadKey = (String, String, String);
 
+/// Each thread's loaded tools, and the threads in the order they came.
+#[derive(Default)]
+struct Threads {
+    tools: HashMap<ThreadKey, BTreeSet<String>>,
+    order: VecDeque<ThreadKey>,
+}
+
 /// The tools each thread loaded.
 #[derive(Default)]
-pub struct Loaded(Mutex<(HashMap<ThreadKey, BTreeSet<String>>, Vec<ThreadKey>)>);
+pub struct Loaded(Mutex<Threads>);
 
 impl Loaded {
     fn key(agent: &str, scope: &ResultScope) -> ThreadKey {
@@ -204,22 +211,27 @@ impl Loaded {
     pub fn load(&self, agent: &str, scope: &ResultScope, names: &[String]) {
         let key = Loaded::key(agent, scope);
         let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let (map, order) = &mut *guard;
-        if !map.contains_key(&key) {
-            order.push(key.clone());
-            if order.len() > MAX_THREADS {
-                let oldest = order.remove(0);
-                map.remove(&oldest);
+        let threads = &mut *guard;
+        if !threads.tools.contains_key(&key) {
+            threads.order.push_back(key.clone());
+            if threads.order.len() > MAX_THREADS {
+                if let Some(oldest) = threads.order.pop_front() {
+                    threads.tools.remove(&oldest);
+                }
             }
         }
-        map.entry(key).or_default().extend(names.iter().cloned());
+        threads
+            .tools
+            .entry(key)
+            .or_default()
+            .extend(names.iter().cloned());
     }
 
     /// The thread's loaded tools.
     pub fn of(&self, agent: &str, scope: &ResultScope) -> BTreeSet<String> {
         let guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
         guard
-            .0
+            .tools
             .get(&Loaded::key(agent, scope))
             .cloned()
             .unwrap_or_default()
