@@ -39,6 +39,9 @@ providers:
     openapi: {doc}
     base_url: {base}
     runtime_credentials_header: X-Shop-Token
+  mailapp:
+    app: {doc}
+    base_url: {base}
 agents:
   analyst:
     agentTools:
@@ -50,6 +53,13 @@ agents:
   mine:
     agentTools:
       - {{ tool_id: listCustomers, provider_id: own, loop_responses: true }}
+  scout:
+    toolBudget: 2
+    agentTools:
+      - {{ tool_id: listOrders, provider_id: shop, loop_responses: true }}
+      - {{ tool_id: listProperties, provider_id: mailapp }}
+      - {{ tool_id: listPropertyOrders, provider_id: mailapp, loop_responses: true }}
+      - {{ tool_id: listCustomers, provider_id: mailapp }}
 "
         ),
     )
@@ -532,4 +542,123 @@ async fn organisations_are_apart_and_runtime_credentials_stay_with_their_user() 
     }
     let _ = std::fs::remove_file(&acme);
     let _ = std::fs::remove_file(&bravo);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_over_http_in_both_modes_search_load_and_call() {
+    let shop = shop().await;
+    let db = fresh_db();
+    let gw = gateway(&config("acme", shop.base_url()), &db);
+    let auth = bearer(&token("acme", "ann", "scout"));
+    let orders = json!({"property_id": 2, "status": "open", "_all_pages": true});
+    let tools = |seen: &Value| -> Vec<String> {
+        seen["tools"]
+            .as_object()
+            .map(|t| t.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+
+    // Legacy session: the loaded tool joins the list, announced.
+    let seen = plan(
+        &gw.url,
+        auth.clone(),
+        "legacy",
+        json!([
+            {"list": true},
+            {"call": "search_tools", "args": {"query": "orders of one property"}},
+            {"call": "listPropertyOrders", "args": orders},
+            {"call": "load_tool", "args": {"toolName": "listPropertyOrders"}},
+            {"notifications": true},
+            {"list": true},
+            {"call": "listPropertyOrders", "args": orders},
+        ]),
+    );
+    let first = tools(&seen[0]);
+    assert!(first.contains(&"listOrders".to_string()), "{first:?}");
+    assert!(
+        !first.contains(&"listPropertyOrders".to_string()),
+        "pooled: {first:?}"
+    );
+    for meta in ["search_tools", "load_tool", "call_tool"] {
+        assert!(first.contains(&meta.to_string()), "{first:?}");
+    }
+    assert!(
+        seen[0]["instructions"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("search_tools"),
+        "{}",
+        seen[0]
+    );
+    assert_eq!(
+        seen[1]["json"]["tools"][0]["name"], "listPropertyOrders",
+        "{}",
+        seen[1]
+    );
+    assert!(
+        seen[2]["error"] == true,
+        "not callable before it is loaded: {}",
+        seen[2]
+    );
+    assert!(seen[3]["error"] == false, "{}", seen[3]);
+    let notes = seen[4]["notifications"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n == "notifications/tools/list_changed"),
+        "{notes:?}"
+    );
+    assert!(tools(&seen[5]).contains(&"listPropertyOrders".to_string()));
+    assert!(seen[6]["error"] == false, "{}", seen[6]);
+    assert_eq!(seen[6]["json"]["_pagingComplete"], true, "{}", seen[6]);
+
+    // Stateless: the list never changes; the loaded tool is called through
+    // call_tool, in the thread that loaded it only.
+    let mut in_thread = auth.clone();
+    in_thread["X-Dragnet-Thread"] = json!("thread-one");
+    let seen = plan(
+        &gw.url,
+        in_thread.clone(),
+        "2026-07-28",
+        json!([
+            {"list": true},
+            {"call": "call_tool", "args": {"toolName": "listPropertyOrders", "arguments": orders}},
+            {"call": "load_tool", "args": {"toolNames": ["listPropertyOrders"]}},
+            {"list": true},
+            {"call": "call_tool", "args": {"toolName": "listPropertyOrders", "arguments": orders}},
+        ]),
+    );
+    assert_eq!(
+        tools(&seen[0]),
+        tools(&seen[3]),
+        "a stateless list never changes"
+    );
+    assert!(!tools(&seen[3]).contains(&"listPropertyOrders".to_string()));
+    assert!(seen[1]["error"] == true, "{}", seen[1]);
+    assert!(
+        seen[2]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("call_tool"),
+        "{}",
+        seen[2]
+    );
+    assert!(seen[4]["error"] == false, "{}", seen[4]);
+    assert_eq!(seen[4]["json"]["_pagingComplete"], true, "{}", seen[4]);
+    let mut other = auth;
+    other["X-Dragnet-Thread"] = json!("thread-two");
+    let seen = plan(
+        &gw.url,
+        other,
+        "2026-07-28",
+        json!([{"call": "call_tool", "args": {"toolName": "listPropertyOrders", "arguments": orders}}]),
+    );
+    assert!(
+        seen[0]["error"] == true,
+        "another thread loaded nothing: {}",
+        seen[0]
+    );
 }

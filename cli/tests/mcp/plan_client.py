@@ -9,7 +9,8 @@ PLAN_JSON: {"url": "http://…/mcp", "headers": {…}}  or
            {"stdio": {"command": …, "args": […], "env": {…}}}
            plus "mode" ("legacy" | "2026-07-28") and "steps": a list of
            {"list": true} | {"call": NAME, "args": {…}, "meta": {…}?} |
-           {"sleep": SECONDS}
+           {"sleep": SECONDS} | {"notifications": true} (the server
+           notifications' methods heard so far)
 """
 
 import asyncio
@@ -43,8 +44,21 @@ async def run(plan):
             command=s["command"], args=s["args"], env=dict(os.environ, **s.get("env", {}))
         )
     seen = []
-    async with Client(server, mode=plan["mode"], cache=None) as client:
+    heard_notes = []
+
+    async def on_message(message):
+        # Server notifications, by method (tools/list_changed, …).
+        root = getattr(message, "root", message)
+        method = getattr(root, "method", None)
+        if method:
+            heard_notes.append(method)
+
+    async with Client(server, mode=plan["mode"], cache=None, message_handler=on_message) as client:
         for step in plan["steps"]:
+            if step.get("notifications"):
+                await asyncio.sleep(0.2)
+                seen.append({"notifications": list(heard_notes)})
+                continue
             if "sleep" in step:
                 await asyncio.sleep(step["sleep"])
                 seen.append({})
