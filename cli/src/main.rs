@@ -201,7 +201,7 @@ fn log_filter(env: &dyn Fn(&str) -> Option<String>) -> tracing_subscriber::EnvFi
     let chosen = ["DRAGNET_LOG", "RUST_LOG"]
         .into_iter()
         .find_map(|var| env(var).filter(|v| !v.trim().is_empty()).map(|v| (var, v)));
-    match chosen {
+    let filter = match chosen {
         Some((var, text)) => EnvFilter::try_new(&text).unwrap_or_else(|e| {
             out::say(&format!(
                 "warning: {var}=`{text}` is not a log filter ({e}); logging warnings only"
@@ -209,8 +209,20 @@ fn log_filter(env: &dyn Fn(&str) -> Option<String>) -> tracing_subscriber::EnvFi
             EnvFilter::new("warn")
         }),
         None => EnvFilter::new("warn"),
+    };
+    // rmcp logs every message it receives whole at debug, and tool
+    // arguments may carry credentials (`connect_toolkit`): never below info.
+    let verbose = filter
+        .max_level_hint()
+        .is_none_or(|level| level > tracing_subscriber::filter::LevelFilter::INFO);
+    match (verbose, RMCP_MESSAGES.parse()) {
+        (true, Ok(directive)) => filter.add_directive(directive),
+        _ => filter,
     }
 }
+
+/// The most rmcp's message handling may log.
+const RMCP_MESSAGES: &str = "rmcp::service=info";
 
 #[cfg(test)]
 mod tests {
@@ -225,7 +237,7 @@ mod tests {
         };
         assert_eq!(log_filter(&both).to_string(), "info");
         let rust = |var: &str| (var == "RUST_LOG").then(|| "debug".to_string());
-        assert_eq!(log_filter(&rust).to_string(), "debug");
+        assert_eq!(log_filter(&rust).to_string(), "rmcp::service=info,debug");
         let blank = |var: &str| (var == "DRAGNET_LOG").then(String::new);
         assert_eq!(log_filter(&blank).to_string(), "warn");
     }

@@ -219,6 +219,7 @@ pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> 
             results: Arc::new(services.db.clone()),
             cache,
             clock: services.clock.clone(),
+            connections: Some(Arc::new(services.db.clone())),
         },
     )
     .await?;

@@ -19,6 +19,7 @@ use dragnet_gateway::token::{Claims, TokenKey};
 use serde_json::{json, Value};
 
 const SECRET: &str = "a test secret of at least thirty-two bytes";
+const CONNECTIONS_KEY: &str = "the connections key of this test, 32+ bytes";
 
 /// An agent configuration for organisation `org` over the shop at `base`.
 fn config(org: &str, base: &str) -> std::path::PathBuf {
@@ -53,6 +54,9 @@ agents:
   mine:
     agentTools:
       - {{ tool_id: listCustomers, provider_id: own, loop_responses: true }}
+  mailer:
+    agentTools:
+      - {{ tool_id: listCustomers, provider_id: mailapp }}
   scout:
     toolBudget: 2
     agentTools:
@@ -85,6 +89,7 @@ fn gateway(config: &Path, db: &str) -> Gateway {
     let log = scratch("log");
     let mut child = command(db)
         .env("TEST_MCP_SECRET", SECRET)
+        .env("DRAGNET_CONNECTIONS_KEY", CONNECTIONS_KEY)
         .env("DRAGNET_CACHE_MODE", "on")
         .env("DRAGNET_LOG", "debug")
         .args(["mcp", "--config"])
@@ -660,5 +665,120 @@ async fn discovery_over_http_in_both_modes_search_load_and_call() {
         seen[0]["error"] == true,
         "another thread loaded nothing: {}",
         seen[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connected_toolkit_acts_as_its_user_and_its_credentials_stay_sealed() {
+    let shop = shop().await;
+    let db = fresh_db();
+    let gw = gateway(&config("acme", shop.base_url()), &db);
+    let ann = bearer(&token("acme", "ann", "mailer"));
+    let bob = bearer(&token("acme", "bob", "mailer"));
+    const MAIL_SECRET: &str = "ann-mail-token-7f3a9c";
+    let seen = plan(
+        &gw.url,
+        ann.clone(),
+        "2026-07-28",
+        json!([
+            {"list": true},
+            {"call": "list_connections", "args": {}},
+            {"call": "connect_toolkit", "args": {"toolkit": "nomail", "credentials": "x"}},
+            {"call": "connect_toolkit", "args": {"toolkit": "mailapp", "credentials": MAIL_SECRET}},
+            {"call": "list_connections", "args": {}},
+            {"call": "listCustomers", "args": {}},
+        ]),
+    );
+    let listed: Vec<&String> = seen[0]["tools"].as_object().unwrap().keys().collect();
+    assert!(
+        listed.iter().any(|t| *t == "connect_toolkit")
+            && listed.iter().any(|t| *t == "list_connections"),
+        "{listed:?}"
+    );
+    assert_eq!(
+        seen[1]["json"]["toolkits"][0]["connected"], false,
+        "{}",
+        seen[1]
+    );
+    assert!(seen[2]["error"] == true, "{}", seen[2]);
+    assert!(seen[3]["error"] == false, "{}", seen[3]);
+    assert_eq!(
+        seen[4]["json"]["toolkits"][0]["connected"], true,
+        "{}",
+        seen[4]
+    );
+    assert!(seen[5]["error"] == false, "{}", seen[5]);
+    // Ann's call carried her credentials; Bob has connected nothing.
+    let auth_of = |r: &dragnet_shop::RecordedRequest| {
+        r.headers
+            .iter()
+            .find(|(k, _)| k == "authorization")
+            .map(|(_, v)| v.clone())
+    };
+    let customers: Vec<Option<String>> = shop
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/customers")
+        .map(auth_of)
+        .collect();
+    assert_eq!(customers, [Some(format!("Bearer {MAIL_SECRET}"))]);
+    let seen = plan(
+        &gw.url,
+        bob,
+        "2026-07-28",
+        json!([{"call": "list_connections", "args": {}}, {"call": "listCustomers", "args": {}}]),
+    );
+    assert_eq!(
+        seen[0]["json"]["toolkits"][0]["connected"], false,
+        "{}",
+        seen[0]
+    );
+    let last = shop
+        .requests()
+        .into_iter()
+        .rfind(|r| r.path == "/customers");
+    assert_eq!(
+        last.as_ref().and_then(auth_of),
+        None,
+        "Bob's call carries none of Ann's"
+    );
+    // Sealed at rest and never logged: the secret is in no byte of the
+    // store (database, WAL) nor of the gateway's debug log.
+    let path = db.trim_start_matches("sqlite://");
+    for file in [path.to_string(), format!("{path}-wal")] {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        assert!(
+            !bytes
+                .windows(MAIL_SECRET.len())
+                .any(|w| w == MAIL_SECRET.as_bytes()),
+            "{file} holds the secret in the clear"
+        );
+    }
+    let log = std::fs::read_to_string(&gw.log).unwrap_or_default();
+    assert!(!log.contains(MAIL_SECRET), "the log shows the secret");
+    // The row itself, read back: Ann's, and sealed.
+    let read = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sqlite3, sys; rows = sqlite3.connect(sys.argv[1]).execute(\
+             'SELECT org, owner, provider, hex(sealed) FROM connections').fetchall(); \
+             print('\\n'.join('|'.join(r) for r in rows))",
+        )
+        .arg(path)
+        .output()
+        .expect("python3 reads the store");
+    let rows = String::from_utf8_lossy(&read.stdout).to_string();
+    let rows: Vec<&str> = rows.lines().collect();
+    assert_eq!(
+        rows.len(),
+        1,
+        "{rows:?} {}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    assert!(rows[0].starts_with("acme|user:ann|mailapp|"), "{rows:?}");
+    let clear_hex: String = MAIL_SECRET.bytes().map(|b| format!("{b:02X}")).collect();
+    assert!(
+        !rows[0].contains(&clear_hex),
+        "the sealed column holds the secret"
     );
 }

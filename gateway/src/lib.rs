@@ -11,8 +11,10 @@
 //! dragnet-store implements it on PostgreSQL and SQLite.
 #![forbid(unsafe_code)]
 
+pub mod apps;
 pub mod caller;
 pub mod config;
+pub mod connections;
 pub mod discovery;
 pub mod error;
 pub mod guard;

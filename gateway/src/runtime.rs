@@ -27,6 +27,7 @@ use tokio_util::task::TaskTracker;
 use crate::caller::{cache_scope, cache_ttl, Caller, CredentialKind};
 use crate::config::file::CredentialsFile;
 use crate::config::{AgentConfig, BaseUrl, Binding, McpServer, ProviderKind};
+use crate::connections::{ConnectionStore, Sealer};
 use crate::discovery::pool::{
     meta_tools, names_to_load, AgentPool, Loaded, PoolEntry, CALL_TOOL, LOAD_TOOL, SEARCH_TOOL,
 };
@@ -50,7 +51,7 @@ impl<T: ProgressSink + UpstreamProgressSink> CallSink for T {}
 
 /// The gateway: a compiled configuration and what its calls use.
 pub struct Gateway {
-    config: Arc<AgentConfig>,
+    pub(crate) config: Arc<AgentConfig>,
     upstreams: HashMap<String, ProviderUpstream>,
     results: Arc<dyn ResultStore>,
     cache: Option<(Arc<dyn CacheStore>, CacheMode)>,
@@ -63,6 +64,9 @@ pub struct Gateway {
     /// each thread loaded from its pool.
     pools: HashMap<String, AgentPool>,
     loaded: Loaded,
+    /// Where connected-app credentials are kept, and their sealer (none
+    /// without a connections key).
+    pub(crate) connections: Option<(Arc<dyn ConnectionStore>, Arc<Sealer>)>,
 }
 
 /// What the gateway is started with besides its configuration.
@@ -74,7 +78,14 @@ pub struct Services {
     pub results: Arc<dyn ResultStore>,
     pub cache: Option<(Arc<dyn CacheStore>, CacheMode)>,
     pub clock: Arc<dyn Clock>,
+    /// Where connected-app credentials are kept (sealed with the key of
+    /// the configuration's `connections_key_env`).
+    pub connections: Option<Arc<dyn ConnectionStore>>,
 }
+
+/// The variable the connections key is read from when the configuration
+/// names none.
+pub const DEFAULT_CONNECTIONS_KEY_ENV: &str = "DRAGNET_CONNECTIONS_KEY";
 
 /// Why the gateway cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +98,8 @@ pub enum StartError {
     Client { provider: String, message: String },
     #[error("provider `{provider}` (an upstream MCP server): {message}")]
     Mcp { provider: String, message: String },
+    #[error("`{var}`: {message}")]
+    ConnectionsKey { var: String, message: String },
     #[error(
         "agent `{agent}` binds `{tool}` of provider `{provider}`, which the upstream MCP server \
          does not have; its tools: {known}"
@@ -107,7 +120,7 @@ pub struct Answer {
 }
 
 impl Answer {
-    fn error(message: impl Into<String>) -> Answer {
+    pub(crate) fn error(message: impl Into<String>) -> Answer {
         Answer {
             text: message.into(),
             is_error: true,
@@ -127,7 +140,22 @@ impl Gateway {
             results,
             cache,
             clock,
+            connections,
         } = services;
+        let key_var = config
+            .connections_key_env
+            .clone()
+            .unwrap_or_else(|| DEFAULT_CONNECTIONS_KEY_ENV.to_string());
+        let sealer = match env(&key_var).filter(|k| !k.is_empty()) {
+            Some(key) => Some(Arc::new(Sealer::new(key.as_bytes()).map_err(
+                |message| StartError::ConnectionsKey {
+                    var: key_var.clone(),
+                    message,
+                },
+            )?)),
+            None => None,
+        };
+        let connections = connections.zip(sealer);
         let tasks = TaskTracker::new();
         let shutdown = CancellationToken::new();
         let mut config = config;
@@ -181,6 +209,7 @@ impl Gateway {
             shutdown,
             pools: HashMap::new(),
             loaded: Loaded::default(),
+            connections,
         };
         gateway.pools = gateway
             .config
@@ -267,7 +296,7 @@ impl Gateway {
 
     /// The bindings of `agent`, with the definitions they are listed by,
     /// and after them the retrieval tools when one loops.
-    fn served(&self, agent: &str) -> (Vec<&Binding>, Vec<ToolDefinition>) {
+    pub(crate) fn served(&self, agent: &str) -> (Vec<&Binding>, Vec<ToolDefinition>) {
         let Some(a) = self.config.agents.get(agent) else {
             return (Vec::new(), Vec::new());
         };
@@ -320,6 +349,9 @@ impl Gateway {
             .collect();
         if pool.is_some_and(AgentPool::has_pool) {
             out.extend(meta_tools());
+        }
+        if self.binds_apps(agent) {
+            out.extend(crate::apps::connection_tools());
         }
         out
     }
@@ -403,6 +435,9 @@ impl Gateway {
         progress: &dyn CallSink,
         cancel: CancellationToken,
     ) -> Answer {
+        if let Some(answer) = self.connection_call(caller, name, &args).await {
+            return answer;
+        }
         match self.discovery_call(caller, name, args) {
             Ok(answer) => answer,
             Err((name, args)) => self.call_bound(caller, &name, args, progress, cancel).await,
@@ -468,10 +503,15 @@ impl Gateway {
         ) else {
             return Answer::error(format!("tool `{name}` is not served here"));
         };
-        let (upstream, credential_kind) = match self.call_upstream(binding, upstream, caller) {
-            Ok(chosen) => chosen,
+        let stored = match self.stored_credentials(caller, &binding.provider).await {
+            Ok(stored) => stored,
             Err(message) => return Answer::error(message),
         };
+        let (upstream, credential_kind) =
+            match self.call_upstream(binding, upstream, caller, stored) {
+                Ok(chosen) => chosen,
+                Err(message) => return Answer::error(message),
+            };
         let (arguments, options) = match binding.looping {
             true => match LoopOptions::split_reserved(args) {
                 Ok(split) => split,
@@ -560,6 +600,7 @@ impl Gateway {
         binding: &Binding,
         upstream: &'a ProviderUpstream,
         caller: &Caller,
+        stored: Option<Secret>,
     ) -> Result<(CallUpstream<'a>, CredentialKind), String> {
         let http = match upstream {
             ProviderUpstream::Mcp(mcp) => {
@@ -582,6 +623,13 @@ impl Gateway {
                 CredentialKind::Organisation,
             ));
         };
+        // A connected app's stored credentials are the caller's own.
+        if let Some(secret) = stored {
+            return Ok((
+                CallUpstream::Http(Arc::new(http.with_credentials(Credentials::Bearer(secret)))),
+                CredentialKind::Runtime,
+            ));
+        }
         match (
             runtime_credentials_header,
             caller.runtime.get(&binding.provider),

@@ -14,6 +14,7 @@
 mod cache;
 mod codec;
 mod connect;
+mod connections;
 pub use connect::PoolSize;
 mod db;
 mod error;

@@ -62,6 +62,10 @@ pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<AgentConfig> 
         .key("token_secret_env")
         .and_then(|c| cx.deserialize::<Option<String>>(&c))
         .flatten();
+    let connections_key_env = top
+        .key("connections_key_env")
+        .and_then(|c| cx.deserialize::<Option<String>>(&c))
+        .flatten();
     let size_budget = budget(cx, top.key("size_budget_tokens"));
     let limits = limits(cx, top.key("limits"));
     let base = source.parent().unwrap_or(Path::new(""));
@@ -73,6 +77,7 @@ pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<AgentConfig> 
     Some(AgentConfig {
         organisation: organisation?,
         token_secret_env,
+        connections_key_env,
         size_budget,
         limits,
         providers,

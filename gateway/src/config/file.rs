@@ -24,6 +24,11 @@ pub struct AgentConfigFile {
     /// are signed with (at least 32 bytes); needed over HTTP.
     #[serde(default)]
     pub token_secret_env: Option<String>,
+    /// The environment variable holding the key connected-app credentials
+    /// are sealed with at rest (at least 32 bytes); needed when an agent
+    /// binds an `app` provider's tools and callers connect it.
+    #[serde(default)]
+    pub connections_key_env: Option<String>,
     /// The size budget of every answer, in estimated tokens (one per four
     /// characters): 500 to 100,000, 8,000 when absent.
     #[serde(default)]
@@ -38,10 +43,11 @@ pub struct AgentConfigFile {
 }
 
 /// Top-level keys, in the order of `AgentConfigFile`.
-pub const TOP_LEVEL_KEYS: [&str; 7] = [
+pub const TOP_LEVEL_KEYS: [&str; 8] = [
     "$schema",
     "organisation",
     "token_secret_env",
+    "connections_key_env",
     "size_budget_tokens",
     "limits",
     "providers",

@@ -22,6 +22,8 @@ use crate::guard::SizeBudget;
 pub struct AgentConfig {
     pub organisation: String,
     pub token_secret_env: Option<String>,
+    /// The variable the connected-app credentials' key is read from.
+    pub connections_key_env: Option<String>,
     pub size_budget: SizeBudget,
     pub limits: Limits,
     pub providers: BTreeMap<String, Provider>,

@@ -85,6 +85,7 @@ async fn a_pooled_tool_is_searched_loaded_and_called_in_its_thread_only() {
             results: Arc::new(Memory::default()),
             cache: None,
             clock: Arc::new(SystemClock),
+            connections: None,
         },
     )
     .await
