@@ -124,3 +124,26 @@ fn the_shipped_example_loads() {
         .all(|b| b.looping && b.tool.is_some()));
     assert!(!c.agents["clerk"].bindings[0].looping);
 }
+
+#[test]
+fn the_discovery_example_loads_with_its_budget() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/discovery.agent.yaml");
+    let c = config::load(&path).unwrap_or_else(|d| panic!("{d}"));
+    let agent = &c.agents["concierge"];
+    assert_eq!(agent.tool_budget, 5);
+    assert_eq!(agent.bindings.len(), 10);
+    assert!(c.connections_key_env.is_some());
+}
+
+#[test]
+fn a_tool_budget_out_of_range_is_located() {
+    let text =
+        "organisation: demo\nproviders: {}\nagents:\n  a:\n    toolBudget: 0\n    agentTools: []\n";
+    let e = config::load_str(Path::new("budget.yaml"), text).unwrap_err();
+    let shown = e.to_string();
+    assert!(shown.contains("budget.yaml:5:17"), "{shown}");
+    assert!(
+        shown.contains("`toolBudget` is 0; give 1 to 128"),
+        "{shown}"
+    );
+}
