@@ -13,6 +13,10 @@
 //! - A worker stopped with SIGSTOP past its lease: another takes the run
 //!   over; after SIGCONT the stopped worker's writes are refused, it says
 //!   it gives the run up, and the run ends as the other ran it.
+//! - A `dragnet serve` that runs its own runs, killed with SIGKILL while a
+//!   run's second (slow) step is under way: a `dragnet worker` takes the
+//!   run over once its lease has expired and resumes it after its finished
+//!   first step, which the shop saw once.
 
 mod common;
 
@@ -248,7 +252,15 @@ providers:
     assert_eq!(runs.len(), ticks.len(), "one run per tick: {ticks:?}");
     assert!(!runs.contains(""), "{ticks:?}");
     let stored = schema.one("SELECT COUNT(*) FROM runs WHERE workflow = 'tick'");
-    assert_eq!(stored, ticks.len().to_string(), "no run without its tick");
+    assert_eq!(
+        stored,
+        ticks.len().to_string(),
+        "no run without its tick: {:?} {ticks:?}",
+        schema.query(
+            "SELECT run_id, launch FROM runs WHERE workflow = 'tick' AND run_id NOT IN \
+             (SELECT run_id FROM schedule_ticks WHERE run_id IS NOT NULL)"
+        )
+    );
     let succeeded =
         schema.one("SELECT COUNT(*) FROM runs WHERE workflow = 'tick' AND status = 'succeeded'");
     assert_eq!(succeeded, stored);
@@ -428,4 +440,90 @@ steps:
         .map(|s| s.iter().map(|s| &s["status"]).collect())
         .unwrap_or_default();
     assert!(steps.iter().all(|s| *s == "succeeded"), "{steps:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_takes_over_the_run_of_a_killed_server_and_resumes_it() {
+    let shop = shop().await;
+    let schema = Schema::new("workers");
+    let db = schema.url.clone();
+    let token = acme_token(&db);
+    let dir = workflow_dir(
+        "two",
+        &format!(
+            "name: two
+providers:
+  shop:
+    openapi: openapi.yaml
+    base_url: {}
+    headers:
+      X-Shop-Fault: \"latency=300\"
+steps:
+  - id: properties
+    tool: shop.listProperties
+  - id: orders
+    tool: shop.listPropertyOrders
+    input: {{ status: cancelled, per_page: 100 }}
+    loop:
+      all_pages: true
+      for_each:
+        key: property_id
+        values: {{ ref: \"$.steps.properties.data[*].id\" }}
+      fields: [id]
+",
+            shop.base_url()
+        ),
+    );
+    let (serve, line) = start(&db, &["serve", "--bind", "127.0.0.1:0"], &[]);
+    let addr = address_in(&line);
+    let client = client(&db, &addr, &token);
+    let pushed = client(&[
+        "workflows",
+        "push",
+        &dir.join("two.yaml").display().to_string(),
+    ]);
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
+    let started = client(&["trigger", "two"]);
+    assert!(started.status.success(), "{}", stderr(&started));
+    let run_id = stdout(&started).trim().to_string();
+    let show = || show(&db, &run_id);
+    // The first step done, the second under way: kill the server.
+    let mut midway = false;
+    for _ in 0..400 {
+        let run = show();
+        if run["steps"][0]["status"] == "succeeded" && run["steps"][1]["status"] == "running" {
+            midway = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(midway, "the run never reached its second step: {}", show());
+    drop(serve);
+    let (_worker, line) = start(&db, &["worker"], &[]);
+    assert!(line.contains("dragnet worker"), "{line}");
+    let mut finished = Value::Null;
+    for _ in 0..600 {
+        let run = show();
+        if run["status"] != "running" && run["status"] != "queued" && !run.is_null() {
+            finished = run;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let steps: Vec<&Value> = finished["steps"]
+        .as_array()
+        .map(|s| s.iter().map(|s| &s["status"]).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        finished["status"], "succeeded",
+        "{} {steps:?}: {}",
+        finished["status"], finished["steps"][1]["verdict"]
+    );
+    let properties = shop
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/properties")
+        .count();
+    assert_eq!(properties, 1, "the finished first step was not run again");
+    drop(_worker);
 }

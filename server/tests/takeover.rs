@@ -39,6 +39,18 @@ fn config() -> ServerConfig {
     }
 }
 
+/// A server with no slots of its own: it runs nothing, claims nothing.
+async fn api_only(db: &Db) -> Result<Api> {
+    Api::start_with(
+        db.clone(),
+        ServerConfig {
+            max_running_runs: 0,
+            ..config()
+        },
+    )
+    .await
+}
+
 async fn a_run_whose_lease_expired_is_taken_over_and_resumed(db: Db) -> Result<()> {
     let a = Api::start_with(db.clone(), config()).await?;
     let t = a.team("acme").await?;
@@ -185,14 +197,7 @@ async fn a_run_is_cancelled_through_any_server(db: Db) -> Result<()> {
     let running = a.run(&t, "slow", "{}").await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
     // B runs nothing itself: what it submits waits for a process with room.
-    let b = Api::start_with(
-        db.clone(),
-        ServerConfig {
-            max_running_runs: 0,
-            ..config()
-        },
-    )
-    .await?;
+    let b = api_only(&db).await?;
     let cancel = |run: &str| format!("/v1/runs/{run}/cancel");
     let (code, _) = b
         .send(Method::POST, &cancel(&running), Some(&t), None, &[])
@@ -224,14 +229,7 @@ async fn a_run_is_cancelled_through_any_server(db: Db) -> Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_left_for_anyone_wakes_the_claimers_at_once() {
     dragnet_store::testing::on_postgres(|db| async move {
-        let api = Api::start_with(
-            db.clone(),
-            ServerConfig {
-                max_running_runs: 0,
-                ..config()
-            },
-        )
-        .await?;
+        let api = api_only(&db).await?;
         let t = api.team("acme").await?;
         api.push(&t, "slow", &api.slow_workflow("slow", 10, ""))
             .await?;
@@ -273,14 +271,7 @@ async fn a_run_on_another_server_is_streamed_from_the_store(db: Db) -> Result<()
     a.push(&t, "two", &a.workflow("two", Some("latency=100")))
         .await?;
     let run = a.run(&t, "two", r#"{"inputs": {"min_total": 0}}"#).await?;
-    let b = Api::start_with(
-        db.clone(),
-        ServerConfig {
-            max_running_runs: 0,
-            ..config()
-        },
-    )
-    .await?;
+    let b = api_only(&db).await?;
     let events = b.events(&t, &run, None).await?;
     let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
     ensure!(names.first() == Some(&"run"), "{names:?}");

@@ -291,7 +291,8 @@ impl Db {
 
     /// Records a tick (and creates its run, when it carries one) in one
     /// transaction, and moves the schedule's mark past it. False when the
-    /// tick was handled already: nothing is written.
+    /// tick was handled already, or the schedule is no longer active:
+    /// nothing is written.
     pub async fn record_tick(
         &self,
         tick: &TickWrite<'_>,
@@ -307,10 +308,14 @@ impl Db {
             let op = |name| Error::query(self.backend(), name);
             let mut tx = pool.begin_write().await.map_err(op("schedules.tick"))?;
             let fired_at = tick.run.as_ref().map(|_| T::enc(now));
+            // Only while the schedule is active: a pass that read it before
+            // a push retired it fires nothing after.
             let inserted = sqlx::query(
                 "INSERT INTO schedule_ticks \
                  (schedule_id, scheduled_for, status, reason, run_id, handled_at, fired_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+                 SELECT $1, $2, $3, $4, $5, $6, $7 \
+                 WHERE EXISTS (SELECT 1 FROM schedules WHERE schedule_id = $1 AND active = 1) \
+                 ON CONFLICT DO NOTHING",
             )
             .bind(tick.schedule_id)
             .bind(T::enc(tick.scheduled_for))
