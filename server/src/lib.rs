@@ -3,9 +3,10 @@
 //! diagnostics, start runs (inputs typed, idempotency keys honoured), list
 //! and read them, cancel them, and follow each as server-sent events. Runs
 //! execute in this process through the engine, recorded in the store as
-//! they go. Errors become status codes in one place (`error`); shutdown
-//! stops taking work, lets running runs finish within a grace period and
-//! records the rest as interrupted.
+//! they go, or in any process sharing its PostgreSQL store (leases, SPEC
+//! §9). Errors become status codes in one place (`error`); shutdown stops
+//! taking work, lets running runs finish within a grace period and hands
+//! the rest back. `ui` serves the first pages of the web UI beside the API.
 #![forbid(unsafe_code)]
 
 pub mod auth;
@@ -24,6 +25,7 @@ pub mod scheduler;
 mod schedules;
 mod shutdown;
 mod state;
+pub mod ui;
 mod upload;
 mod workflows;
 

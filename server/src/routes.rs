@@ -66,6 +66,7 @@ pub fn router(state: AppState) -> Router {
     router
         .layer(axum::Extension(Arc::new(doc)))
         .route("/metrics", axum::routing::get(crate::metrics::metrics))
+        .merge(crate::ui::routes())
         .fallback(no_route)
         .method_not_allowed_fallback(not_allowed)
         .layer(DefaultBodyLimit::max(limit))

@@ -1,0 +1,414 @@
+//! The web UI's first pages, served by `dragnet serve` beside the API (which
+//! stays under `/v1`): sign-in with a team token, the team's runs, and a
+//! run's page — its DAG coloured by step status with each tool step's
+//! verdict badge, its steps' verdicts, skip reasons and errors, and a
+//! cancel button while it runs. Server-rendered HTML, no JavaScript, so the
+//! Rust build needs nothing else.
+//!
+//! The token is kept in an HTTP-only, `SameSite=Strict` cookie and looked
+//! up as the API looks up a bearer token, so a page shows exactly what the
+//! API would answer that team; another team's run reads as not found.
+//! Every POST carries a CSRF value bound to the session (a hash of its
+//! token) besides the cookie.
+
+pub mod dag;
+pub mod html;
+
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use dragnet_engine::run::RunRecord;
+use dragnet_store::RunFilter;
+use sha2::{Digest, Sha256};
+
+use self::html::{badge, esc, page, Signed};
+use crate::auth::{token_hash, Caller};
+use crate::state::AppState;
+
+const COOKIE_NAME: &str = "dragnet_session";
+/// The runs the list shows.
+const RUNS_SHOWN: u32 = 50;
+
+/// The UI's routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(|| async { see_other("/ui/runs") }))
+        .route("/ui/sign-in", get(sign_in_form).post(sign_in))
+        .route("/ui/sign-out", post(sign_out))
+        .route("/ui/runs", get(runs_page))
+        .route("/ui/runs/{id}", get(run_page))
+        .route("/ui/runs/{id}/cancel", post(cancel_run))
+}
+
+/// The signed-in team, from the session cookie; a request without a valid
+/// one is sent to the sign-in page.
+pub struct UiCaller {
+    caller: Caller,
+    csrf: String,
+}
+
+impl FromRequestParts<AppState> for UiCaller {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let Some(token) = session_token(&parts.headers) else {
+            return Err(see_other("/ui/sign-in"));
+        };
+        match state.db().team_of_token(&token_hash(&token)).await {
+            Ok(Some(team)) => Ok(UiCaller {
+                caller: Caller(team),
+                csrf: csrf_of(&token),
+            }),
+            Ok(None) => Err(see_other("/ui/sign-in")),
+            Err(error) => {
+                tracing::error!(%error, "the UI could not look a session up");
+                Err(html_response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    page(
+                        "Unavailable",
+                        None,
+                        "<p class=\"error\">The store does not answer.</p>",
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+impl UiCaller {
+    fn signed(&self) -> Signed<'_> {
+        Signed {
+            team: &self.caller.0.name,
+            csrf: &self.csrf,
+        }
+    }
+
+    /// Whether a form's CSRF value is this session's.
+    fn checks(&self, form: &[(String, String)]) -> bool {
+        field(form, "csrf").is_some_and(|v| v == self.csrf)
+    }
+}
+
+fn session_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == COOKIE_NAME)
+        .map(|(_, v)| v.to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// The CSRF value of a session: a hash of its token (never the token).
+fn csrf_of(token: &str) -> String {
+    let digest = Sha256::digest(format!("dragnet-ui-csrf\0{token}").as_bytes());
+    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+fn see_other(to: &str) -> Response {
+    (StatusCode::SEE_OTHER, [(LOCATION, to.to_string())]).into_response()
+}
+
+fn html_response(status: StatusCode, body: String) -> Response {
+    (
+        status,
+        [(CONTENT_TYPE, "text/html; charset=utf-8".to_string())],
+        body,
+    )
+        .into_response()
+}
+
+/// `application/x-www-form-urlencoded` pairs, decoded.
+fn form(body: &str) -> Vec<(String, String)> {
+    body.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    form.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(hi), Some(lo)) => {
+                    out.push((hi * 16 + lo) as u8);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn sign_in_form() -> Response {
+    html_response(StatusCode::OK, page("Sign in", None, &sign_in_body(None)))
+}
+
+fn sign_in_body(problem: Option<&str>) -> String {
+    let problem = problem
+        .map(|p| format!("<p class=\"error\" role=\"alert\">{}</p>", esc(p)))
+        .unwrap_or_default();
+    format!(
+        "<h1>Sign in</h1>{problem}<form method=\"post\" action=\"/ui/sign-in\">\
+         <label for=\"token\">Team token</label> <input id=\"token\" name=\"token\" type=\"password\" \
+         autocomplete=\"off\" required autofocus> <button type=\"submit\">Sign in</button></form>\
+         <p>A token is made with <code>dragnet tokens create --team NAME</code>.</p>"
+    )
+}
+
+async fn sign_in(State(state): State<AppState>, body: String) -> Response {
+    let form = form(&body);
+    let token = field(&form, "token").map(str::trim).unwrap_or_default();
+    let known = match token.is_empty() {
+        true => None,
+        false => state
+            .db()
+            .team_of_token(&token_hash(token))
+            .await
+            .ok()
+            .flatten(),
+    };
+    if known.is_none() {
+        return html_response(
+            StatusCode::UNAUTHORIZED,
+            page(
+                "Sign in",
+                None,
+                &sign_in_body(Some("That token is not a live team token.")),
+            ),
+        );
+    }
+    let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/");
+    (
+        StatusCode::SEE_OTHER,
+        [(LOCATION, "/ui/runs".to_string()), (SET_COOKIE, cookie)],
+    )
+        .into_response()
+}
+
+async fn sign_out(caller: UiCaller, body: String) -> Response {
+    if !caller.checks(&form(&body)) {
+        return forbidden();
+    }
+    let cookie = format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
+    (
+        StatusCode::SEE_OTHER,
+        [(LOCATION, "/ui/sign-in".to_string()), (SET_COOKIE, cookie)],
+    )
+        .into_response()
+}
+
+fn forbidden() -> Response {
+    html_response(
+        StatusCode::FORBIDDEN,
+        page(
+            "Refused",
+            None,
+            "<p class=\"error\">This form did not come from your session.</p>",
+        ),
+    )
+}
+
+async fn runs_page(State(state): State<AppState>, caller: UiCaller) -> Response {
+    let filter = RunFilter {
+        team_id: Some(caller.caller.team_id().to_string()),
+        workflow: None,
+        status: None,
+        before: None,
+    };
+    let runs = match state.db().list_runs_where(&filter, RUNS_SHOWN).await {
+        Ok(r) => r,
+        Err(error) => {
+            tracing::error!(%error, "the UI could not list runs");
+            Vec::new()
+        }
+    };
+    let mut body = String::from("<h1>Runs</h1>");
+    if runs.is_empty() {
+        body.push_str("<p>No runs yet.</p>");
+    } else {
+        body.push_str("<table><thead><tr><th>Run</th><th>Workflow</th><th>Status</th><th>Started</th><th>Steps</th></tr></thead><tbody>");
+        for r in &runs {
+            body.push_str(&format!(
+                "<tr><td><a href=\"/ui/runs/{id}\">{id}</a></td><td>{wf}</td><td>{status}</td><td>{at}</td><td>{steps}</td></tr>",
+                id = esc(&r.run_id),
+                wf = esc(&r.workflow),
+                status = badge(r.status.as_str()),
+                at = esc(&r.started_at.format("%Y-%m-%d %H:%M:%S UTC").to_string()),
+                steps = r.steps,
+            ));
+        }
+        body.push_str("</tbody></table>");
+    }
+    html_response(StatusCode::OK, page("Runs", Some(&caller.signed()), &body))
+}
+
+async fn run_page(
+    State(state): State<AppState>,
+    caller: UiCaller,
+    Path(run_id): Path<String>,
+) -> Response {
+    let (record, version) =
+        match crate::runs::owned_run(&state, &caller.caller, &run_id, false).await {
+            Ok(found) => found,
+            Err(_) => return not_found(&caller),
+        };
+    let edges = match version {
+        Some(v) => edges_of(&state, &caller.caller, &record, v).await,
+        None => Vec::new(),
+    };
+    let nodes: Vec<dag::Node> = record
+        .steps
+        .iter()
+        .map(|s| dag::Node {
+            id: s.id.clone(),
+            status: s.status.as_str().to_string(),
+            badge: s.verdict.as_ref().map(verdict_badge),
+        })
+        .collect();
+    let mut body = format!(
+        "<h1>Run <code>{id}</code></h1><p>{wf} · {status}</p>",
+        id = esc(&record.run_id),
+        wf = esc(&record.workflow),
+        status = badge(record.status.as_str())
+    );
+    if matches!(record.status.as_str(), "running" | "queued") {
+        body.push_str(&format!(
+            "<form method=\"post\" action=\"/ui/runs/{id}/cancel\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+             <button type=\"submit\">Cancel</button></form>",
+            id = esc(&record.run_id),
+            csrf = esc(&caller.csrf)
+        ));
+    }
+    body.push_str(&dag::svg(&nodes, &edges));
+    body.push_str("<table><thead><tr><th>Step</th><th>Status</th><th>Verdict</th><th>Rows</th><th>Requests</th><th>Time</th></tr></thead><tbody>");
+    for s in &record.steps {
+        let (verdict, rows, requests) = match &s.verdict {
+            Some(v) => (
+                format!("{} {}", badge(&verdict_badge(v)), esc(&v.note)),
+                v.item_count.to_string(),
+                v.requests.to_string(),
+            ),
+            None => (
+                s.reason.as_deref().map(esc).unwrap_or_default(),
+                String::new(),
+                String::new(),
+            ),
+        };
+        body.push_str(&format!(
+            "<tr><td>{id}</td><td>{status}</td><td>{verdict}</td><td>{rows}</td><td>{requests}</td><td>{ms} ms</td></tr>",
+            id = esc(&s.id),
+            status = badge(s.status.as_str()),
+            ms = s.duration_ms,
+        ));
+    }
+    body.push_str("</tbody></table>");
+    html_response(
+        StatusCode::OK,
+        page(
+            &format!("Run {}", record.run_id),
+            Some(&caller.signed()),
+            &body,
+        ),
+    )
+}
+
+fn not_found(caller: &UiCaller) -> Response {
+    html_response(
+        StatusCode::NOT_FOUND,
+        page(
+            "Not found",
+            Some(&caller.signed()),
+            "<p class=\"error\">No such run for your team.</p>",
+        ),
+    )
+}
+
+/// `complete`, or `partial: <what stopped it>`.
+fn verdict_badge(v: &dragnet_engine::run::StepVerdict) -> String {
+    match (v.complete, v.stopped_by) {
+        (true, _) => "complete".to_string(),
+        (false, Some(reason)) => format!("partial: {}", reason.as_str()),
+        (false, None) => "partial".to_string(),
+    }
+}
+
+/// The DAG's edges, from the run's workflow version as compiled.
+async fn edges_of(
+    state: &AppState,
+    caller: &Caller,
+    record: &RunRecord,
+    version: i64,
+) -> Vec<dag::DagEdge> {
+    let Ok(Some(text)) = state
+        .db()
+        .workflow_version(caller.team_id(), &record.workflow, version)
+        .await
+    else {
+        return Vec::new();
+    };
+    let Ok(Ok(wf)) =
+        crate::launch::compile(state, &text.info.file_name, text.source, text.documents).await
+    else {
+        return Vec::new();
+    };
+    let Ok(plan) = dragnet_engine::plan::Plan::new(&wf) else {
+        return Vec::new();
+    };
+    let mut edges = Vec::new();
+    for to in 0..wf.steps.len() {
+        for (from, edge) in plan.dependencies(to) {
+            let gate = match edge {
+                dragnet_engine::plan::Edge::Gate { then } => Some(then),
+                _ => None,
+            };
+            edges.push(dag::DagEdge { from, to, gate });
+        }
+    }
+    edges
+}
+
+async fn cancel_run(
+    State(state): State<AppState>,
+    caller: UiCaller,
+    Path(run_id): Path<String>,
+    body: String,
+) -> Response {
+    if !caller.checks(&form(&body)) {
+        return forbidden();
+    }
+    if crate::runs::owned_run(&state, &caller.caller, &run_id, false)
+        .await
+        .is_err()
+    {
+        return not_found(&caller);
+    }
+    if let Err(error) = crate::launch::cancel(&state, &caller.caller, &run_id).await {
+        tracing::warn!(%error, "the UI could not cancel a run");
+    }
+    // The id passed the owner check, which admits only plain ids.
+    see_other(&format!("/ui/runs/{run_id}"))
+}

@@ -1,0 +1,157 @@
+//! The web UI's first pages over real HTTP, on both backends: sign-in sets
+//! an HTTP-only, SameSite=Strict cookie (a dead token is refused); pages
+//! without a session go to sign-in; a team sees its own runs and a run's
+//! page with its DAG, statuses and verdict badges, and another team's run
+//! reads as not found; POST forms without the session's CSRF value are
+//! refused; sign-out clears the cookie.
+
+mod support;
+
+use anyhow::{ensure, Context, Result};
+use dragnet_store::{on_both_backends, Db};
+use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
+use reqwest::StatusCode;
+use support::Api;
+
+on_both_backends!(a_team_signs_in_and_sees_its_own_runs_only);
+
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client")
+}
+
+/// Signs in with `token`; the session cookie (`name=value`).
+async fn sign_in(api: &Api, token: &str) -> Result<String> {
+    let response = browser()
+        .post(format!("{}/ui/sign-in", api.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("token={token}"))
+        .send()
+        .await?;
+    ensure!(
+        response.status() == StatusCode::SEE_OTHER,
+        "{}",
+        response.status()
+    );
+    let cookie = response
+        .headers()
+        .get(SET_COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .context("a session cookie")?
+        .to_string();
+    ensure!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    Ok(cookie.split(';').next().unwrap_or_default().to_string())
+}
+
+async fn page(api: &Api, path: &str, cookie: &str) -> Result<(StatusCode, String)> {
+    let response = browser()
+        .get(format!("{}{path}", api.base))
+        .header(COOKIE, cookie)
+        .send()
+        .await?;
+    Ok((response.status(), response.text().await?))
+}
+
+async fn post(api: &Api, path: &str, cookie: &str, body: &str) -> Result<StatusCode> {
+    Ok(browser()
+        .post(format!("{}{path}", api.base))
+        .header(COOKIE, cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body.to_string())
+        .send()
+        .await?
+        .status())
+}
+
+fn csrf_in(html: &str) -> Option<String> {
+    let at = html.find("name=\"csrf\" value=\"")? + "name=\"csrf\" value=\"".len();
+    Some(html[at..].split('"').next()?.to_string())
+}
+
+async fn a_team_signs_in_and_sees_its_own_runs_only(db: Db) -> Result<()> {
+    let api = Api::start(db).await?;
+    let a = api.team("acme").await?;
+    let b = api.team("globex").await?;
+    api.push(&a, "orders", &api.workflow("orders", None))
+        .await?;
+    let run = api
+        .run(&a, "orders", r#"{"inputs": {"min_total": 100}}"#)
+        .await?;
+    api.finished(&a, &run).await?;
+
+    // No session: every page goes to sign-in; the root goes to the runs.
+    let root = browser().get(format!("{}/", api.base)).send().await?;
+    ensure!(root.status() == StatusCode::SEE_OTHER);
+    let (status, _) = page(&api, "/ui/runs", "dragnet_session=dnt_nothing").await?;
+    ensure!(status == StatusCode::SEE_OTHER, "{status}");
+    let refused = browser()
+        .post(format!("{}/ui/sign-in", api.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("token=dnt_not_a_token")
+        .send()
+        .await?;
+    ensure!(refused.status() == StatusCode::UNAUTHORIZED);
+    ensure!(refused.text().await?.contains("not a live team token"));
+
+    let mine = sign_in(&api, &a).await?;
+    let (status, list) = page(&api, "/ui/runs", &mine).await?;
+    ensure!(status == StatusCode::OK, "{status}");
+    ensure!(list.contains(&run), "{list}");
+    let (status, shown) = page(&api, &format!("/ui/runs/{run}"), &mine).await?;
+    ensure!(status == StatusCode::OK, "{status}");
+    ensure!(shown.contains("<svg"), "{shown}");
+    for step in ["properties", "open_orders"] {
+        ensure!(
+            shown.contains(&format!("data-step=\"{step}\"")),
+            "{step}: {shown}"
+        );
+    }
+    ensure!(
+        shown.contains("status-succeeded") && shown.contains(">complete<"),
+        "{shown}"
+    );
+    ensure!(
+        shown.contains("<line"),
+        "the edge from properties to open_orders"
+    );
+
+    // Another team: not found, and not listed.
+    let theirs = sign_in(&api, &b).await?;
+    let (status, _) = page(&api, &format!("/ui/runs/{run}"), &theirs).await?;
+    ensure!(status == StatusCode::NOT_FOUND, "{status}");
+    let (_, list) = page(&api, "/ui/runs", &theirs).await?;
+    ensure!(!list.contains(&run), "{list}");
+
+    // Forms need the session's CSRF value.
+    let csrf = csrf_in(&shown).context("a CSRF value in the page")?;
+    let cancel = format!("/ui/runs/{run}/cancel");
+    ensure!(post(&api, &cancel, &mine, "").await? == StatusCode::FORBIDDEN);
+    ensure!(post(&api, &cancel, &mine, "csrf=0123").await? == StatusCode::FORBIDDEN);
+    let their_csrf = csrf_in(&list).context("their CSRF value")?;
+    ensure!(their_csrf != csrf, "one per session");
+    ensure!(
+        post(&api, "/ui/sign-out", &mine, &format!("csrf={their_csrf}")).await?
+            == StatusCode::FORBIDDEN
+    );
+    let out = browser()
+        .post(format!("{}/ui/sign-out", api.base))
+        .header(COOKIE, &mine)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("csrf={csrf}"))
+        .send()
+        .await?;
+    ensure!(out.status() == StatusCode::SEE_OTHER);
+    ensure!(out.headers().get(LOCATION).is_some());
+    let cleared = out
+        .headers()
+        .get(SET_COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    ensure!(cleared.contains("Max-Age=0"), "{cleared}");
+    api.stop().await
+}
