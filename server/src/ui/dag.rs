@@ -26,7 +26,7 @@ pub struct DagEdge {
     pub gate: Option<bool>,
 }
 
-const BOX_W: usize = 180;
+const BOX_W: usize = 230;
 const BOX_H: usize = 54;
 const GAP_X: usize = 30;
 const GAP_Y: usize = 46;
@@ -100,8 +100,15 @@ pub fn svg(nodes: &[Node], edges: &[DagEdge]) -> String {
     for (i, node) in nodes.iter().enumerate() {
         let (x, y) = at(i);
         let status = esc(&node.status);
+        // A step that succeeded with a partial walk is drawn partial.
+        let class = match node.badge.as_deref() {
+            Some(b) if node.status == "succeeded" && b.starts_with("partial") => {
+                "partial".to_string()
+            }
+            _ => status.clone(),
+        };
         out.push_str(&format!(
-            "<g class=\"step status-{status}\" data-step=\"{id}\"><rect x=\"{x}\" y=\"{y}\" width=\"{BOX_W}\" height=\"{BOX_H}\" rx=\"6\"/>\
+            "<g class=\"step status-{class}\" data-step=\"{id}\"><rect x=\"{x}\" y=\"{y}\" width=\"{BOX_W}\" height=\"{BOX_H}\" rx=\"6\"/>\
              <text x=\"{}\" y=\"{}\" class=\"name\">{id}</text><text x=\"{}\" y=\"{}\" class=\"what\">{status}{badge}</text></g>",
             x + 10,
             y + 22,

@@ -72,5 +72,5 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .
 .status-partial,.status-skipped,.status-interrupted{color:var(--warn)}.status-running,.status-queued{color:var(--run)}\
 .dag{max-width:100%;height:auto}.dag rect{fill:var(--bg);stroke:currentColor;stroke-width:2}\
 .dag text{fill:var(--fg);font-size:13px}.dag .what{fill:currentColor}.dag .edge{stroke:var(--muted);stroke-width:1.5}\
-.dag .gate{fill:var(--muted);font-size:11px}.error{color:var(--bad)}\
+.dag .gate{fill:var(--muted);font-size:11px}.error{color:var(--bad)}h1 code{word-break:break-all}\
 @media (max-width:700px){th:nth-child(n+4),td:nth-child(n+4){display:none}}";

@@ -308,7 +308,12 @@ async fn run_page(
     for s in &record.steps {
         let (verdict, rows, requests) = match &s.verdict {
             Some(v) => (
-                format!("{} {}", badge(&verdict_badge(v)), esc(&v.note)),
+                format!(
+                    "<span class=\"badge status-{}\">{}</span> {}",
+                    if v.complete { "complete" } else { "partial" },
+                    esc(&verdict_badge(v)),
+                    esc(&v.note)
+                ),
                 v.item_count.to_string(),
                 v.requests.to_string(),
             ),
