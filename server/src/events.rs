@@ -98,7 +98,7 @@ struct Followed {
     made: u64,
 }
 
-fn stream(
+pub(crate) fn stream(
     state: AppState,
     run_id: String,
     after: u64,

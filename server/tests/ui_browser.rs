@@ -2,7 +2,8 @@
 //! `chromium-driver`, which `.ci/run` installs), driven over W3C WebDriver
 //! by a few plain HTTP calls: sign in by typing the token, see the team's
 //! runs, open a run whose walk hit its request bound and see its DAG with a
-//! `partial: requests` badge, cancel a slow run from its page, be refused
+//! `partial: requests` badge, watch a slow run's progress bar move with
+//! the event stream and cancel it from its page, be refused
 //! another team's run, and keep the layout inside a 390 px wide window.
 //! Screenshots are saved beside the test's binary (`ui-*.png`).
 
@@ -291,11 +292,30 @@ async fn in_a_browser_a_team_signs_in_reads_a_partial_run_and_cancels_a_slow_one
         web.when_shows("No such run").await?;
 
         // A slow run, cancelled from its page.
-        api.push(&a, "slow", &api.slow_workflow("slow", 400, ""))
+        // A slow run: its progress bar moves with the stream, then it is
+        // cancelled from its page.
+        api.push(&a, "slow", &api.slow_workflow("slow", 600, ""))
             .await?;
         let slow = api.run(&a, "slow", "{}").await?;
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
         web.go(&format!("{}/ui/runs/{slow}", api.base)).await?;
+        let bar = "return Number(document.getElementById('progress-orders')?.value || 0);";
+        let mut seen = Vec::new();
+        for _ in 0..100 {
+            let v = web.script(bar).await?.as_f64().unwrap_or(0.0);
+            if seen.last() != Some(&v) {
+                seen.push(v);
+            }
+            if seen.iter().filter(|v| **v > 0.0).count() >= 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ensure!(
+            seen.iter().filter(|v| **v > 0.0).count() >= 2,
+            "the progress bar moved: {seen:?}"
+        );
+        web.shot("run-live").await?;
         web.click("form[action$='/cancel'] button").await?;
         let done = api.finished(&a, &slow).await?;
         ensure!(done["status"] == "cancelled", "{done}");

@@ -2,8 +2,10 @@
 //! stays under `/v1`): sign-in with a team token, the team's runs, and a
 //! run's page — its DAG coloured by step status with each tool step's
 //! verdict badge, its steps' verdicts, skip reasons and errors, and a
-//! cancel button while it runs. Server-rendered HTML, no JavaScript, so the
-//! Rust build needs nothing else.
+//! cancel button and a progress bar per walking step (fed by the run's
+//! event stream) while it runs. Server-rendered HTML; the only script is a
+//! few inline lines that move those bars, so the Rust build needs nothing
+//! else.
 //!
 //! The token is kept in an HTTP-only, `SameSite=Strict` cookie and looked
 //! up as the API looks up a bearer token, so a page shows exactly what the
@@ -42,7 +44,35 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/runs", get(runs_page))
         .route("/ui/runs/{id}", get(run_page))
         .route("/ui/runs/{id}/cancel", post(cancel_run))
+        .route("/ui/runs/{id}/events", get(run_events))
 }
+
+/// The run's event stream for its page (the API's stream, behind the
+/// session cookie): its progress bars move with it.
+async fn run_events(
+    State(state): State<AppState>,
+    caller: UiCaller,
+    Path(run_id): Path<String>,
+) -> Response {
+    if crate::runs::check_owner(&state, &caller.caller, &run_id)
+        .await
+        .is_err()
+    {
+        return not_found(&caller);
+    }
+    axum::response::sse::Sse::new(crate::events::stream(state, run_id, 0))
+        .keep_alive(axum::response::sse::KeepAlive::default())
+        .into_response()
+}
+
+/// The script of a running run's page: each walking step's bar follows
+/// the stream's progress events (requests of the call's bound, rows,
+/// time); the page reloads when the run ends.
+const LIVE_SCRIPT: &str = "<script>(()=>{const es=new EventSource(location.pathname+'/events');\
+es.addEventListener('data-tool-loop-progress',e=>{const d=JSON.parse(e.data);\
+const bar=document.getElementById('progress-'+d.step);if(!bar)return;bar.max=d.requestsMax;bar.value=d.requests;\
+const t=document.getElementById('progress-text-'+d.step);if(t)t.textContent=d.requests+' of '+d.requestsMax+' requests · '+d.items+' rows · '+(d.elapsedMs/1000).toFixed(1)+' s';});\
+es.addEventListener('end',()=>{es.close();location.reload();});})();</script>";
 
 /// The signed-in team, from the session cookie; a request without a valid
 /// one is sent to the sign-in page.
@@ -304,6 +334,22 @@ async fn run_page(
         ));
     }
     body.push_str(&dag::svg(&nodes, &edges));
+    let live = matches!(record.status.as_str(), "running" | "queued");
+    if live {
+        body.push_str("<section aria-label=\"progress\">");
+        for s in record
+            .steps
+            .iter()
+            .filter(|s| s.kind.as_str() == "tool" && !s.is_finished())
+        {
+            body.push_str(&format!(
+                "<p><label for=\"progress-{id}\">{id}</label> <progress id=\"progress-{id}\" value=\"0\" max=\"1\"></progress> \
+                 <span id=\"progress-text-{id}\" aria-live=\"polite\"></span></p>",
+                id = esc(&s.id)
+            ));
+        }
+        body.push_str("</section>");
+    }
     body.push_str("<table><thead><tr><th>Step</th><th>Status</th><th>Verdict</th><th>Rows</th><th>Requests</th><th>Time</th></tr></thead><tbody>");
     for s in &record.steps {
         let (verdict, rows, requests) = match &s.verdict {
@@ -331,6 +377,9 @@ async fn run_page(
         ));
     }
     body.push_str("</tbody></table>");
+    if live {
+        body.push_str(LIVE_SCRIPT);
+    }
     html_response(
         StatusCode::OK,
         page(
