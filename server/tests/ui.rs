@@ -2,8 +2,10 @@
 //! an HTTP-only, SameSite=Strict cookie (a dead token is refused); pages
 //! without a session go to sign-in; a team sees its own runs and a run's
 //! page with its DAG, statuses and verdict badges, and another team's run
-//! reads as not found; POST forms without the session's CSRF value are
-//! refused; sign-out clears the cookie.
+//! reads as not found; workflows are listed and shown with their source,
+//! DAG and a Run form typed by their inputs, which starts a run with them;
+//! POST forms without the session's CSRF value are refused; sign-out
+//! clears the cookie.
 
 mod support;
 
@@ -126,6 +128,55 @@ async fn a_team_signs_in_and_sees_its_own_runs_only(db: Db) -> Result<()> {
     ensure!(status == StatusCode::NOT_FOUND, "{status}");
     let (_, list) = page(&api, "/ui/runs", &theirs).await?;
     ensure!(!list.contains(&run), "{list}");
+
+    // Workflows: listed, shown with their source and a Run form typed by
+    // their inputs; a run started from it; another team's not found.
+    let (_, listed) = page(&api, "/ui/workflows", &mine).await?;
+    ensure!(listed.contains("href=\"/ui/workflows/orders\""), "{listed}");
+    let (status, wf) = page(&api, "/ui/workflows/orders", &mine).await?;
+    ensure!(status == StatusCode::OK, "{status}");
+    ensure!(
+        wf.contains("<span class=\"k\">name</span>"),
+        "the source, highlighted"
+    );
+    ensure!(
+        wf.contains("name=\"in.min_total\" type=\"number\" step=\"any\" value=\"500\""),
+        "{wf}"
+    );
+    ensure!(wf.contains("data-step=\"open_orders\""), "its DAG");
+    let wf_csrf = csrf_in(&wf).context("the form's CSRF value")?;
+    ensure!(
+        post(&api, "/ui/workflows/orders/run", &mine, "in.min_total=100").await?
+            == StatusCode::FORBIDDEN
+    );
+    let started = browser()
+        .post(format!("{}/ui/workflows/orders/run", api.base))
+        .header(COOKIE, &mine)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("csrf={wf_csrf}&in.min_total=250"))
+        .send()
+        .await?;
+    ensure!(
+        started.status() == StatusCode::SEE_OTHER,
+        "{}",
+        started.status()
+    );
+    let to = started
+        .headers()
+        .get(LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let new_run = to.trim_start_matches("/ui/runs/").to_string();
+    let record = api.finished(&a, &new_run).await?;
+    ensure!(record["inputs"]["min_total"] == 250, "{record}");
+    let (status, _) = page(&api, "/ui/workflows/orders", &sign_in(&api, &b).await?).await?;
+    ensure!(status == StatusCode::NOT_FOUND, "{status}");
+    let (status, schedules) = page(&api, "/ui/schedules", &mine).await?;
+    ensure!(
+        status == StatusCode::OK && schedules.contains("No schedules"),
+        "{schedules}"
+    );
 
     // Forms need the session's CSRF value.
     let csrf = csrf_in(&shown).context("a CSRF value in the page")?;

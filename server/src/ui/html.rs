@@ -31,6 +31,7 @@ pub fn page(title: &str, signed: Option<&Signed<'_>>, body: &str) -> String {
     let nav = match signed {
         Some(s) => format!(
             "<nav aria-label=\"main\"><a href=\"/ui/runs\">Runs</a>\
+             <a href=\"/ui/workflows\">Workflows</a><a href=\"/ui/schedules\">Schedules</a>\
              <span class=\"team\">team {team}</span>\
              <form method=\"post\" action=\"/ui/sign-out\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
              <button type=\"submit\">Sign out</button></form></nav>",
@@ -73,4 +74,5 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .
 .dag{max-width:100%;height:auto}.dag rect{fill:var(--bg);stroke:currentColor;stroke-width:2}\
 .dag text{fill:var(--fg);font-size:13px}.dag .what{fill:currentColor}.dag .edge{stroke:var(--muted);stroke-width:1.5}\
 .dag .gate{fill:var(--muted);font-size:11px}.error{color:var(--bad)}h1 code{word-break:break-all}\
+pre.yaml{overflow-x:auto;padding:.6rem;border:1px solid var(--line)}.k{color:var(--run)}.c{color:var(--muted)}\
 @media (max-width:700px){th:nth-child(n+4),td:nth-child(n+4){display:none}}";

@@ -15,6 +15,7 @@
 
 pub mod dag;
 pub mod html;
+pub mod pages;
 
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
@@ -45,6 +46,10 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/runs/{id}", get(run_page))
         .route("/ui/runs/{id}/cancel", post(cancel_run))
         .route("/ui/runs/{id}/events", get(run_events))
+        .route("/ui/workflows", get(pages::workflows_page))
+        .route("/ui/workflows/{name}", get(pages::workflow_page))
+        .route("/ui/workflows/{name}/run", post(pages::run_workflow))
+        .route("/ui/schedules", get(pages::schedules_page))
 }
 
 /// The run's event stream for its page (the API's stream, behind the
@@ -429,7 +434,12 @@ async fn edges_of(
     else {
         return Vec::new();
     };
-    let Ok(plan) = dragnet_engine::plan::Plan::new(&wf) else {
+    plan_edges(&wf)
+}
+
+/// A workflow's DAG edges: needs, refs and branch gates.
+fn plan_edges(wf: &dragnet_engine::workflow::model::Workflow) -> Vec<dag::DagEdge> {
+    let Ok(plan) = dragnet_engine::plan::Plan::new(wf) else {
         return Vec::new();
     };
     let mut edges = Vec::new();
