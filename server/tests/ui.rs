@@ -121,6 +121,10 @@ async fn a_team_signs_in_and_sees_its_own_runs_only(db: Db) -> Result<()> {
         shown.contains("<line"),
         "the edge from properties to open_orders"
     );
+    // The step's first rows, with the projected fields as columns, and
+    // its JSON behind a toggle.
+    ensure!(shown.contains("<th>id</th><th>total</th>"), "{shown}");
+    ensure!(shown.contains("<details><summary>JSON"), "{shown}");
 
     // Another team: not found, and not listed.
     let theirs = sign_in(&api, &b).await?;
@@ -176,6 +180,41 @@ async fn a_team_signs_in_and_sees_its_own_runs_only(db: Db) -> Result<()> {
     ensure!(
         status == StatusCode::OK && schedules.contains("No schedules"),
         "{schedules}"
+    );
+
+    // Run again from a step: the earlier step keeps its output.
+    let properties = || {
+        api.shop
+            .requests()
+            .iter()
+            .filter(|r| r.path == "/properties")
+            .count()
+    };
+    let properties_before = properties();
+    let again = browser()
+        .post(format!("{}/ui/runs/{run}/rerun", api.base))
+        .header(COOKIE, &mine)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("csrf={wf_csrf}&from=open_orders"))
+        .send()
+        .await?;
+    ensure!(
+        again.status() == StatusCode::SEE_OTHER,
+        "{}",
+        again.status()
+    );
+    let rerun = again
+        .headers()
+        .get(LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .trim_start_matches("/ui/runs/")
+        .to_string();
+    let done = api.finished(&a, &rerun).await?;
+    ensure!(done["status"] == "succeeded", "{done}");
+    ensure!(
+        properties() == properties_before,
+        "properties was kept, not fetched again"
     );
 
     // Forms need the session's CSRF value.

@@ -15,6 +15,7 @@
 
 pub mod dag;
 pub mod html;
+pub mod output;
 pub mod pages;
 
 use axum::extract::{FromRequestParts, Path, State};
@@ -46,6 +47,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/runs/{id}", get(run_page))
         .route("/ui/runs/{id}/cancel", post(cancel_run))
         .route("/ui/runs/{id}/events", get(run_events))
+        .route("/ui/runs/{id}/rerun", post(rerun_run))
         .route("/ui/workflows", get(pages::workflows_page))
         .route("/ui/workflows/{name}", get(pages::workflow_page))
         .route("/ui/workflows/{name}/run", post(pages::run_workflow))
@@ -307,7 +309,7 @@ async fn run_page(
     Path(run_id): Path<String>,
 ) -> Response {
     let (record, version) =
-        match crate::runs::owned_run(&state, &caller.caller, &run_id, false).await {
+        match crate::runs::owned_run(&state, &caller.caller, &run_id, true).await {
             Ok(found) => found,
             Err(_) => return not_found(&caller),
         };
@@ -382,6 +384,14 @@ async fn run_page(
         ));
     }
     body.push_str("</tbody></table>");
+    if !live {
+        body.push_str(&rerun_forms(&record, &caller.csrf));
+    }
+    for s in &record.steps {
+        if let Some(out) = s.output.as_ref().filter(|_| s.kind.as_str() == "tool") {
+            body.push_str(&output::section(&s.id, out.get()));
+        }
+    }
     if live {
         body.push_str(LIVE_SCRIPT);
     }
@@ -393,6 +403,59 @@ async fn run_page(
             &body,
         ),
     )
+}
+
+/// "Run again": the whole run, or from one of its steps (the succeeded
+/// steps it does not lead to keep their outputs).
+fn rerun_forms(record: &RunRecord, csrf: &str) -> String {
+    let mut options = String::from("<option value=\"\">every step</option>");
+    for s in &record.steps {
+        options.push_str(&format!(
+            "<option value=\"{id}\">from {id}</option>",
+            id = esc(&s.id)
+        ));
+    }
+    format!(
+        "<form method=\"post\" action=\"/ui/runs/{id}/rerun\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <label for=\"from\">Run again</label> <select id=\"from\" name=\"from\">{options}</select> \
+         <button type=\"submit\">Run again</button></form>",
+        id = esc(&record.run_id),
+        csrf = esc(csrf)
+    )
+}
+
+/// `POST /ui/runs/{id}/rerun`: a new run of the same version and inputs,
+/// from a step when one is chosen; its page next.
+async fn rerun_run(
+    State(state): State<AppState>,
+    caller: UiCaller,
+    Path(run_id): Path<String>,
+    body: String,
+) -> Response {
+    let pairs = form(&body);
+    if !caller.checks(&pairs) {
+        return forbidden();
+    }
+    let Ok((record, Some(version))) =
+        crate::runs::owned_run(&state, &caller.caller, &run_id, true).await
+    else {
+        return not_found(&caller);
+    };
+    let from = field(&pairs, "from").filter(|f| !f.is_empty());
+    match crate::launch::rerun(&state, &caller.caller, &record, version, from).await {
+        Ok(started) => see_other(&format!("/ui/runs/{}", started.run_id)),
+        Err(error) => html_response(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            page(
+                "Not started",
+                Some(&caller.signed()),
+                &format!(
+                    "<p class=\"error\" role=\"alert\">{}</p>",
+                    esc(&error.to_string())
+                ),
+            ),
+        ),
+    }
 }
 
 fn not_found(caller: &UiCaller) -> Response {
