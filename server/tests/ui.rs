@@ -245,3 +245,40 @@ async fn a_team_signs_in_and_sees_its_own_runs_only(db: Db) -> Result<()> {
     ensure!(cleared.contains("Max-Age=0"), "{cleared}");
     api.stop().await
 }
+
+on_both_backends!(the_cache_page_shows_and_purges_the_teams_entries_only);
+
+async fn the_cache_page_shows_and_purges_the_teams_entries_only(db: Db) -> Result<()> {
+    let api = Api::start(db.clone()).await?;
+    let cached = api.workflow("orders", None).replace(
+        "    tool: shop.listProperties\n",
+        "    tool: shop.listProperties\n    loop:\n      cache: { ttl_minutes: 60 }\n",
+    );
+    let a = api.team("acme").await?;
+    let b = api.team("globex").await?;
+    for token in [&a, &b] {
+        api.push(token, "orders", &cached).await?;
+        let run = api.run(token, "orders", "{}").await?;
+        api.finished(token, &run).await?;
+    }
+    ensure!(db.cache_list().await?.len() == 2, "one entry per team");
+    let mine = sign_in(&api, &a).await?;
+    let (status, shown) = page(&api, "/ui/cache", &mine).await?;
+    ensure!(status == StatusCode::OK, "{status}");
+    ensure!(
+        shown.contains("listProperties") && shown.matches("<tr><td>").count() == 1,
+        "{shown}"
+    );
+    let csrf = csrf_in(&shown).context("the purge form's CSRF value")?;
+    ensure!(post(&api, "/ui/cache/purge", &mine, "").await? == StatusCode::FORBIDDEN);
+    ensure!(db.cache_list().await?.len() == 2);
+    ensure!(
+        post(&api, "/ui/cache/purge", &mine, &format!("csrf={csrf}")).await?
+            == StatusCode::SEE_OTHER
+    );
+    let left = db.cache_list().await?;
+    ensure!(left.len() == 1, "only the team's entry went: {left:?}");
+    let (_, shown) = page(&api, "/ui/cache", &mine).await?;
+    ensure!(shown.contains("No cached walks"), "{shown}");
+    api.stop().await
+}

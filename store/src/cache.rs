@@ -149,6 +149,22 @@ impl Db {
         })
     }
 
+    /// Deletes the entries of one scope (its stored key), or only those of
+    /// `tool` in it; returns how many.
+    pub async fn cache_purge_scope(&self, scope: &str, tool: Option<&str>) -> Result<u64> {
+        let op = Error::query(self.backend(), "cache.purge_scope");
+        let done = with_pool!(self, |pool, T| {
+            sqlx::query("DELETE FROM cache_entries WHERE scope = $1 AND ($2 IS NULL OR tool = $2)")
+                .bind(scope)
+                .bind(tool)
+                .execute(pool)
+                .await
+                .map_err(op)?
+                .rows_affected()
+        });
+        Ok(done)
+    }
+
     /// Deletes every entry, or those of `tool`; returns how many.
     pub async fn cache_purge(&self, tool: Option<&str>) -> Result<u64> {
         let op = Error::query(self.backend(), "cache.purge");

@@ -31,7 +31,7 @@ pub fn page(title: &str, signed: Option<&Signed<'_>>, body: &str) -> String {
     let nav = match signed {
         Some(s) => format!(
             "<nav aria-label=\"main\"><a href=\"/ui/runs\">Runs</a>\
-             <a href=\"/ui/workflows\">Workflows</a><a href=\"/ui/schedules\">Schedules</a>\
+             <a href=\"/ui/workflows\">Workflows</a><a href=\"/ui/schedules\">Schedules</a><a href=\"/ui/cache\">Cache</a>\
              <span class=\"team\">team {team}</span>\
              <form method=\"post\" action=\"/ui/sign-out\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
              <button type=\"submit\">Sign out</button></form></nav>",

@@ -52,6 +52,8 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/workflows/{name}", get(pages::workflow_page))
         .route("/ui/workflows/{name}/run", post(pages::run_workflow))
         .route("/ui/schedules", get(pages::schedules_page))
+        .route("/ui/cache", get(pages::cache_page))
+        .route("/ui/cache/purge", post(pages::purge_cache))
 }
 
 /// The run's event stream for its page (the API's stream, behind the

@@ -3,7 +3,8 @@
 //! YAML, lightly highlighted; its versions; its DAG; a Run form generated
 //! from its typed inputs), and every schedule with its next ticks, its
 //! tick history (fired, skipped with the reason, missed) and how late it
-//! is. Everything is read as the API reads it for the signed-in team.
+//! is, and the team's cache entries with a purge. Everything is read as
+//! the API reads it for the signed-in team.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -277,6 +278,68 @@ pub async fn schedules_page(State(state): State<AppState>, caller: UiCaller) -> 
         StatusCode::OK,
         page("Schedules", Some(&caller.signed()), &body),
     )
+}
+
+/// The stored key of the team's cache scope (server runs cache per team).
+fn cache_scope(team_id: &str) -> String {
+    dragnet_steps::cache::CacheScope::Organisation {
+        org: format!("team:{team_id}"),
+    }
+    .key()
+}
+
+/// `GET /ui/cache`: the team's entries.
+pub async fn cache_page(State(state): State<AppState>, caller: UiCaller) -> Response {
+    let scope = cache_scope(caller.caller.team_id());
+    let entries: Vec<_> = state
+        .db()
+        .cache_list()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.scope == scope)
+        .collect();
+    let mut body = String::from("<h1>Cache</h1>");
+    if entries.is_empty() {
+        body.push_str("<p>No cached walks: steps opt in with <code>loop.cache</code>.</p>");
+    } else {
+        let time =
+            |t: &chrono::DateTime<chrono::Utc>| esc(&t.format("%Y-%m-%d %H:%M UTC").to_string());
+        body.push_str("<table><thead><tr><th>Tool</th><th>Rows</th><th>Size</th><th>Cached</th><th>Expires</th></tr></thead><tbody>");
+        for e in &entries {
+            body.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{} KB</td><td>{}</td><td>{}</td></tr>",
+                esc(&e.tool),
+                e.items,
+                e.stored_bytes.div_ceil(1024),
+                time(&e.cached_at),
+                time(&e.expires_at),
+            ));
+        }
+        body.push_str("</tbody></table>");
+        body.push_str(&format!(
+            "<form method=\"post\" action=\"/ui/cache/purge\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
+             <button type=\"submit\">Purge the team's cache</button></form>",
+            esc(&caller.csrf)
+        ));
+    }
+    html_response(StatusCode::OK, page("Cache", Some(&caller.signed()), &body))
+}
+
+/// `POST /ui/cache/purge`: deletes the team's entries (no other team's).
+pub async fn purge_cache(
+    State(state): State<AppState>,
+    caller: UiCaller,
+    body: String,
+) -> Response {
+    if !caller.checks(&form(&body)) {
+        return forbidden();
+    }
+    let scope = cache_scope(caller.caller.team_id());
+    if let Err(error) = state.db().cache_purge_scope(&scope, None).await {
+        tracing::warn!(%error, "the UI could not purge a team's cache");
+    }
+    see_other("/ui/cache")
 }
 
 /// YAML with comments and keys marked (escaped first).
