@@ -153,9 +153,28 @@ pub async fn put(
         &format!("{name}.yaml"),
     )
     .await?;
+    let body = push(&state, &caller, &name, up).await?;
+    let status = match body.created {
+        true => StatusCode::CREATED,
+        false => StatusCode::OK,
+    };
+    Ok((status, Json(body)).into_response())
+}
+
+/// Pushes `up` as workflow `name` of the caller's team: compiled (located
+/// diagnostics when invalid), its name checked, stored as a new version
+/// unless the current one has this content, its schedules synced. The API
+/// and the UI's editor both push through here.
+pub(crate) async fn push(
+    state: &AppState,
+    caller: &Caller,
+    name: &str,
+    up: upload::Upload,
+) -> ApiResult<PushedBody> {
+    let name = name.to_string();
     let hash = up.content_hash();
     let wf = compile(
-        &state,
+        state,
         &up.file_name,
         up.source.clone(),
         up.documents.clone(),
@@ -199,19 +218,14 @@ pub async fn put(
         .db()
         .sync_schedules(caller.team_id(), &name, &specs, state.clock().now())
         .await?;
-    let status = match pushed.created {
-        true => StatusCode::CREATED,
-        false => StatusCode::OK,
-    };
-    let body = PushedBody {
+    Ok(PushedBody {
         name,
         version: pushed.version,
         created: pushed.created,
         content_hash: hash,
         steps: wf.steps.len(),
         schedules: specs.into_iter().map(|s| s.schedule_id).collect(),
-    };
-    Ok((status, Json(body)).into_response())
+    })
 }
 
 /// `GET /v1/workflows`.

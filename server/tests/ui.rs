@@ -282,3 +282,93 @@ async fn the_cache_page_shows_and_purges_the_teams_entries_only(db: Db) -> Resul
     ensure!(shown.contains("No cached walks"), "{shown}");
     api.stop().await
 }
+
+on_both_backends!(the_editor_checks_as_it_goes_and_pushes_a_version);
+
+async fn the_editor_checks_as_it_goes_and_pushes_a_version(db: Db) -> Result<()> {
+    let api = Api::start(db).await?;
+    let a = api.team("acme").await?;
+    let yaml = api.workflow("orders", None);
+    api.push(&a, "orders", &yaml).await?;
+    let mine = sign_in(&api, &a).await?;
+    let (status, editor) = page(&api, "/ui/workflows/orders/edit", &mine).await?;
+    ensure!(status == StatusCode::OK, "{status}");
+    ensure!(editor.contains("<textarea id=\"source\""), "{editor}");
+    let csrf = csrf_in(&editor).context("the editor's CSRF value")?;
+    let check = |text: String, csrf: Option<String>| {
+        let mut request = browser()
+            .post(format!("{}/ui/validate?base=orders", api.base))
+            .header(COOKIE, &mine)
+            .header("content-type", "text/plain")
+            .body(text);
+        if let Some(c) = csrf {
+            request = request.header("x-dragnet-csrf", c);
+        }
+        request.send()
+    };
+    ensure!(check(yaml.clone(), None).await?.status() == StatusCode::FORBIDDEN);
+    let broken = yaml.replace(
+        "tool: shop.listPropertyOrders",
+        "tool: shop.listPropertyOrderz",
+    );
+    let v: serde_json::Value = check(broken.clone(), Some(csrf.clone()))
+        .await?
+        .json()
+        .await?;
+    ensure!(v["valid"] == false, "{v}");
+    let first = &v["diagnostics"][0];
+    ensure!(
+        first["line"].as_u64().unwrap_or(0) > 1
+            && first["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("listPropertyOrderz"),
+        "a located diagnostic: {v}"
+    );
+    let v: serde_json::Value = check(yaml.clone(), Some(csrf.clone()))
+        .await?
+        .json()
+        .await?;
+    ensure!(v["valid"] == true, "{v}");
+
+    // Pushing: a broken text comes back with its problems; a fixed one is
+    // a new version.
+    let encode = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let push = |text: &str| {
+        browser()
+            .post(format!("{}/ui/workflows/orders/edit", api.base))
+            .header(COOKIE, &mine)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("csrf={csrf}&source={}", encode(text)))
+            .send()
+    };
+    let refused = push(&broken).await?;
+    ensure!(
+        refused.status() == StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.status()
+    );
+    ensure!(refused.text().await?.contains("listPropertyOrderz"));
+    let fixed = yaml.replace("default: 500", "default: 400");
+    let pushed = push(&fixed).await?;
+    ensure!(
+        pushed.status() == StatusCode::SEE_OTHER,
+        "{}",
+        pushed.status()
+    );
+    let (_, wf) = page(&api, "/ui/workflows/orders", &mine).await?;
+    ensure!(
+        wf.contains("version 2") && wf.contains("value=\"400\""),
+        "{wf}"
+    );
+    api.stop().await
+}

@@ -1,6 +1,8 @@
 //! The web UI in a real headless Chromium (Debian's `chromium` and
 //! `chromium-driver`, which `.ci/run` installs), driven over W3C WebDriver
-//! by a few plain HTTP calls: sign in by typing the token, see the team's
+//! by a few plain HTTP calls: sign in by typing the token, push a new
+//! version through the editor after it showed a mistake at its line and
+//! then the fix, see the team's
 //! runs, open a run whose walk hit its request bound and see its DAG with a
 //! `partial: requests` badge, watch a slow run's progress bar move with
 //! the event stream and cancel it from its page, be refused
@@ -283,9 +285,51 @@ async fn in_a_browser_a_team_signs_in_reads_a_partial_run_and_cancels_a_slow_one
                  [...document.querySelectorAll('main *')].every(e => e.getBoundingClientRect().right <= window.innerWidth + 1);",
             )
             .await?;
-        ensure!(fits == true, "the page is wider than 390 px");
+        let wide = web
+            .script(
+                "return [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)\
+                 .slice(0, 3).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join(', ');",
+            )
+            .await?;
+        ensure!(fits == true, "the page is wider than 390 px: {wide}");
         web.shot("run-narrow").await?;
         web.size(1280, 900).await?;
+
+        // The editor: a mistake is shown at its line as it is typed, the
+        // fix clears it, and Push makes a new version.
+        web.go(&format!("{}/ui/workflows/orders/edit", api.base)).await?;
+        let yaml = api.workflow("orders", None);
+        let set = |text: &str| {
+            format!(
+                "const t=document.getElementById('source');t.value={};t.dispatchEvent(new Event('input'));return true;",
+                serde_json::to_string(text).unwrap_or_default()
+            )
+        };
+        let broken = yaml.replace("tool: shop.listPropertyOrders", "tool: shop.listPropertyOrderz");
+        web.script(&set(&broken)).await?;
+        let problems = "return [...document.querySelectorAll('#diagnostics li')].map(l => l.textContent).join('\\n');";
+        let mut shown = String::new();
+        for _ in 0..100 {
+            shown = web.script(problems).await?.as_str().unwrap_or_default().to_string();
+            if !shown.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ensure!(shown.contains("listPropertyOrderz") && shown.contains(':'), "a located problem: {shown:?}");
+        web.shot("editor-problem").await?;
+        web.script(&set(&yaml.replace("default: 500", "default: 450"))).await?;
+        let valid = "return document.getElementById('state').textContent;";
+        for _ in 0..100 {
+            if web.script(valid).await? == "valid" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ensure!(web.script(valid).await? == "valid");
+        ensure!(web.script(problems).await? == "", "the fix cleared it");
+        web.click("form[action$='/edit'] button").await?;
+        web.when_shows("version 2").await?;
 
         // Another team's run is not found.
         web.go(&format!("{}/ui/runs/{theirs}", api.base)).await?;

@@ -1,6 +1,5 @@
-//! The web UI's first pages, served by `dragnet serve` beside the API (which
-//! stays under `/v1`): sign-in with a team token, the team's runs, and a
-//! run's page — its DAG coloured by step status with each tool step's
+//! The web UI, served by `dragnet serve` beside the API (which stays under
+//! `/v1`): sign-in with a team token, the team's runs, a run's page — its DAG coloured by step status with each tool step's
 //! verdict badge, its steps' verdicts, skip reasons and errors, and a
 //! cancel button and a progress bar per walking step (fed by the run's
 //! event stream) while it runs. Server-rendered HTML; the only script is a
@@ -14,6 +13,7 @@
 //! token) besides the cookie.
 
 pub mod dag;
+pub mod editor;
 pub mod html;
 pub mod output;
 pub mod pages;
@@ -49,6 +49,15 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/runs/{id}/events", get(run_events))
         .route("/ui/runs/{id}/rerun", post(rerun_run))
         .route("/ui/workflows", get(pages::workflows_page))
+        .route(
+            "/ui/workflows/new",
+            get(editor::edit_page).post(editor::push),
+        )
+        .route(
+            "/ui/workflows/{name}/edit",
+            get(editor::edit_page).post(editor::push),
+        )
+        .route("/ui/validate", post(editor::validate))
         .route("/ui/workflows/{name}", get(pages::workflow_page))
         .route("/ui/workflows/{name}/run", post(pages::run_workflow))
         .route("/ui/schedules", get(pages::schedules_page))

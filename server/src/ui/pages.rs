@@ -24,7 +24,8 @@ pub async fn workflows_page(State(state): State<AppState>, caller: UiCaller) -> 
     let schedules = crate::schedules::describe(&state, &team, None)
         .await
         .unwrap_or_default();
-    let mut body = String::from("<h1>Workflows</h1>");
+    let mut body =
+        String::from("<h1>Workflows</h1><p><a href=\"/ui/workflows/new\">New workflow</a></p>");
     if listed.is_empty() {
         body.push_str(
             "<p>No workflows yet: push one with <code>dragnet workflows push FILE</code>.</p>",
@@ -82,7 +83,7 @@ pub async fn workflow_page(
     .ok()
     .and_then(Result::ok);
     let mut body = format!(
-        "<h1>Workflow <code>{n}</code></h1><p>version {v} · {f}</p>",
+        "<h1>Workflow <code>{n}</code></h1><p>version {v} · {f} · <a href=\"/ui/workflows/{n}/edit\">Edit</a></p>",
         n = esc(&summary.name),
         v = summary.current_version,
         f = esc(&current.info.file_name)
@@ -112,7 +113,7 @@ pub async fn workflow_page(
     )
 }
 
-fn missing(caller: &UiCaller) -> Response {
+pub(super) fn missing(caller: &UiCaller) -> Response {
     html_response(
         StatusCode::NOT_FOUND,
         page(
