@@ -173,11 +173,11 @@ pub async fn list(
     Ok(Json(RunList { runs, next_cursor }).into_response())
 }
 
-fn encode_cursor(at_ms: i64, run_id: &str) -> String {
+pub(crate) fn encode_cursor(at_ms: i64, run_id: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{at_ms}:{run_id}"))
 }
 
-fn decode_cursor(cursor: &str) -> ApiResult<(DateTime<chrono::Utc>, String)> {
+pub(crate) fn decode_cursor(cursor: &str) -> ApiResult<(DateTime<chrono::Utc>, String)> {
     let bad = || ApiError::bad_request("cursor", "not a cursor this server gave out");
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(cursor)

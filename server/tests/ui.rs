@@ -217,6 +217,31 @@ async fn a_team_signs_in_and_sees_its_own_runs_only(db: Db) -> Result<()> {
         "properties was kept, not fetched again"
     );
 
+    // The list filters by workflow and status and pages with a cursor.
+    let (_, partial) = page(&api, "/ui/runs?status=partial", &mine).await?;
+    ensure!(partial.contains("No runs."), "{partial}");
+    let (_, other) = page(&api, "/ui/runs?workflow=nope", &mine).await?;
+    ensure!(other.contains("No runs."), "{other}");
+    let (_, first) = page(&api, "/ui/runs?status=succeeded&limit=1", &mine).await?;
+    let older = first
+        .split("href=\"")
+        .find(|h| h.starts_with("/ui/runs?after="))
+        .and_then(|h| h.split('"').next())
+        .context("a link to older runs")?
+        .replace("&amp;", "&");
+    let (_, second) = page(&api, &older, &mine).await?;
+    let ids = |html: &str| -> Vec<String> {
+        html.split("href=\"/ui/runs/")
+            .skip(1)
+            .filter_map(|h| h.split('"').next().map(String::from))
+            .collect()
+    };
+    ensure!(ids(&first).len() == 1 && ids(&second).len() == 1, "{first}");
+    ensure!(
+        ids(&first) != ids(&second),
+        "the next page holds the next run"
+    );
+
     // Forms need the session's CSRF value.
     let csrf = csrf_in(&shown).context("a CSRF value in the page")?;
     let cancel = format!("/ui/runs/{run}/cancel");
@@ -369,6 +394,19 @@ async fn the_editor_checks_as_it_goes_and_pushes_a_version(db: Db) -> Result<()>
     ensure!(
         wf.contains("version 2") && wf.contains("value=\"400\""),
         "{wf}"
+    );
+    // The two versions, compared line by line.
+    ensure!(wf.contains("Compare version"), "{wf}");
+    let (status, diff) = page(&api, "/ui/workflows/orders/diff?from=1&to=2", &mine).await?;
+    ensure!(status == StatusCode::OK, "{status}");
+    ensure!(
+        diff.contains("<span class=\"del\">-     default: 500</span>")
+            && diff.contains("<span class=\"add\">+     default: 400</span>"),
+        "{diff}"
+    );
+    ensure!(
+        diff.matches("class=\"add\"").count() == 1,
+        "one line changed: {diff}"
     );
     api.stop().await
 }

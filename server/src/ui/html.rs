@@ -75,5 +75,5 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .
 .dag text{fill:var(--fg);font-size:13px}.dag .what{fill:currentColor}.dag .edge{stroke:var(--muted);stroke-width:1.5}\
 .dag .gate{fill:var(--muted);font-size:11px}.error{color:var(--bad)}h1 code{word-break:break-all}\
 pre{max-width:100%;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}pre.yaml{padding:.6rem;border:1px solid var(--line)}\
-textarea{width:100%;box-sizing:border-box;font:13px/1.4 ui-monospace,monospace}#diagnostics li{color:var(--bad)}.k{color:var(--run)}.c{color:var(--muted)}\
+textarea{width:100%;box-sizing:border-box;font:13px/1.4 ui-monospace,monospace}#diagnostics li{color:var(--bad)}.diff .add{color:var(--ok)}.diff .del{color:var(--bad)}.k{color:var(--run)}.c{color:var(--muted)}\
 @media (max-width:700px){th:nth-child(n+4),td:nth-child(n+4){display:none}}";

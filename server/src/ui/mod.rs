@@ -58,6 +58,7 @@ pub fn routes() -> Router<AppState> {
             get(editor::edit_page).post(editor::push),
         )
         .route("/ui/validate", post(editor::validate))
+        .route("/ui/workflows/{name}/diff", get(pages::diff_page))
         .route("/ui/workflows/{name}", get(pages::workflow_page))
         .route("/ui/workflows/{name}/run", post(pages::run_workflow))
         .route("/ui/schedules", get(pages::schedules_page))
@@ -280,23 +281,78 @@ fn forbidden() -> Response {
     )
 }
 
-async fn runs_page(State(state): State<AppState>, caller: UiCaller) -> Response {
+/// `GET /ui/runs` filters: a workflow, a status (`partial` for runs that
+/// are not complete), and the page after a cursor.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct RunsQuery {
+    workflow: Option<String>,
+    status: Option<String>,
+    after: Option<String>,
+    /// Runs a page (1 to 50).
+    limit: Option<u32>,
+}
+
+async fn runs_page(
+    State(state): State<AppState>,
+    caller: UiCaller,
+    axum::extract::Query(query): axum::extract::Query<RunsQuery>,
+) -> Response {
+    let workflow = query.workflow.filter(|w| !w.is_empty());
+    let status = query
+        .status
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .and_then(|s| {
+            serde_json::from_value::<dragnet_engine::run::RunStatus>(serde_json::Value::String(
+                s.into(),
+            ))
+            .ok()
+        });
+    let before = query
+        .after
+        .as_deref()
+        .and_then(|c| crate::runs::decode_cursor(c).ok());
     let filter = RunFilter {
         team_id: Some(caller.caller.team_id().to_string()),
-        workflow: None,
-        status: None,
-        before: None,
+        workflow: workflow.clone(),
+        status,
+        before,
     };
-    let runs = match state.db().list_runs_where(&filter, RUNS_SHOWN).await {
+    let shown = query.limit.unwrap_or(RUNS_SHOWN).clamp(1, RUNS_SHOWN);
+    let mut runs = match state.db().list_runs_where(&filter, shown + 1).await {
         Ok(r) => r,
         Err(error) => {
             tracing::error!(%error, "the UI could not list runs");
             Vec::new()
         }
     };
-    let mut body = String::from("<h1>Runs</h1>");
+    let more = runs.len() > shown as usize;
+    runs.truncate(shown as usize);
+    let chosen = |s: &str| match status.map(|x| x.as_str()) == Some(s) {
+        true => " selected",
+        false => "",
+    };
+    let mut options = String::from("<option value=\"\">any status</option>");
+    for s in [
+        "queued",
+        "running",
+        "succeeded",
+        "partial",
+        "failed",
+        "cancelled",
+        "interrupted",
+    ] {
+        options.push_str(&format!("<option value=\"{s}\"{}>{s}</option>", chosen(s)));
+    }
+    let mut body = format!(
+        "<h1>Runs</h1><form method=\"get\" action=\"/ui/runs\" class=\"filters\">\
+         <label for=\"workflow\">Workflow</label> <input id=\"workflow\" name=\"workflow\" value=\"{wf}\"> \
+         <label for=\"status\">Status</label> <select id=\"status\" name=\"status\">{options}</select> \
+         <button type=\"submit\">Filter</button></form>",
+        wf = esc(workflow.as_deref().unwrap_or_default()),
+    );
     if runs.is_empty() {
-        body.push_str("<p>No runs yet.</p>");
+        body.push_str("<p>No runs.</p>");
     } else {
         body.push_str("<table><thead><tr><th>Run</th><th>Workflow</th><th>Status</th><th>Started</th><th>Steps</th></tr></thead><tbody>");
         for r in &runs {
@@ -310,6 +366,19 @@ async fn runs_page(State(state): State<AppState>, caller: UiCaller) -> Response 
             ));
         }
         body.push_str("</tbody></table>");
+    }
+    if let (true, Some(last)) = (more, runs.last()) {
+        let cursor = crate::runs::encode_cursor(last.started_at.timestamp_millis(), &last.run_id);
+        let mut next = format!("/ui/runs?after={cursor}&limit={shown}");
+        if let Some(w) = &workflow {
+            next.push_str(&format!("&workflow={}", esc(w)));
+        }
+        if let Some(s) = status {
+            next.push_str(&format!("&status={}", s.as_str()));
+        }
+        body.push_str(&format!(
+            "<p><a href=\"{next}\" rel=\"next\">Older runs</a></p>"
+        ));
     }
     html_response(StatusCode::OK, page("Runs", Some(&caller.signed()), &body))
 }

@@ -107,6 +107,30 @@ pub async fn workflow_page(
         ));
     }
     body.push_str("</tbody></table>");
+    if versions.len() > 1 {
+        let newest = versions.iter().map(|v| v.version).max().unwrap_or(1);
+        let options = |pick: i64| -> String {
+            versions
+                .iter()
+                .rev()
+                .map(|v| {
+                    format!(
+                        "<option value=\"{n}\"{sel}>{n}</option>",
+                        n = v.version,
+                        sel = if v.version == pick { " selected" } else { "" }
+                    )
+                })
+                .collect()
+        };
+        body.push_str(&format!(
+            "<form method=\"get\" action=\"/ui/workflows/{n}/diff\"><label for=\"from\">Compare version</label> \
+             <select id=\"from\" name=\"from\">{a}</select> <label for=\"to\">with</label> \
+             <select id=\"to\" name=\"to\">{b}</select> <button type=\"submit\">Compare</button></form>",
+            n = esc(&summary.name),
+            a = options(newest - 1),
+            b = options(newest),
+        ));
+    }
     html_response(
         StatusCode::OK,
         page(&format!("Workflow {name}"), Some(&caller.signed()), &body),
@@ -386,6 +410,103 @@ mod tests {
         assert_eq!(
             out,
             "<span class=\"k\">name</span>: &lt;x&gt;\n<span class=\"k\">  - id</span>: a<span class=\"c\"> # first</span>\n<span class=\"c\"># note</span>"
+        );
+    }
+}
+
+/// `GET /ui/workflows/{name}/diff?from=A&to=B` parameters.
+#[derive(Debug, serde::Deserialize)]
+pub struct DiffQuery {
+    from: i64,
+    to: i64,
+}
+
+/// `GET /ui/workflows/{name}/diff`: two versions' YAML, line by line.
+pub async fn diff_page(
+    State(state): State<AppState>,
+    caller: UiCaller,
+    Path(name): Path<String>,
+    axum::extract::Query(q): axum::extract::Query<DiffQuery>,
+) -> Response {
+    let team = caller.caller.team_id().to_string();
+    let db = state.db();
+    let (Ok(Some(a)), Ok(Some(b))) = (
+        db.workflow_version(&team, &name, q.from).await,
+        db.workflow_version(&team, &name, q.to).await,
+    ) else {
+        return missing(&caller);
+    };
+    let mut body = format!(
+        "<h1><code>{n}</code>: version {f} → {t}</h1><pre class=\"diff\"><code>",
+        n = esc(&name),
+        f = q.from,
+        t = q.to
+    );
+    for (mark, line) in line_diff(&a.source, &b.source) {
+        let class = match mark {
+            '+' => "add",
+            '-' => "del",
+            _ => "same",
+        };
+        body.push_str(&format!(
+            "<span class=\"{class}\">{mark} {}</span>\n",
+            esc(line)
+        ));
+    }
+    body.push_str("</code></pre>");
+    html_response(
+        StatusCode::OK,
+        page(&format!("{name}: diff"), Some(&caller.signed()), &body),
+    )
+}
+
+/// The most lines a diff compares (each side).
+const DIFF_LINES: usize = 4000;
+
+/// `a` to `b` by lines: `' '` kept, `'-'` removed, `'+'` added (a longest
+/// common subsequence).
+pub fn line_diff<'a>(a: &'a str, b: &'a str) -> Vec<(char, &'a str)> {
+    let a: Vec<&str> = a.lines().take(DIFF_LINES).collect();
+    let b: Vec<&str> = b.lines().take(DIFF_LINES).collect();
+    let (n, m) = (a.len(), b.len());
+    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < n || j < m {
+        if i < n && j < m && a[i] == b[j] {
+            out.push((' ', a[i]));
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            out.push(('+', b[j]));
+            j += 1;
+        } else {
+            out.push(('-', a[i]));
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod diff_tests {
+    use super::line_diff;
+
+    #[test]
+    fn a_changed_line_is_removed_then_added() {
+        let d = line_diff("a\nb\nc", "a\nB\nc\nd");
+        assert_eq!(
+            d,
+            [(' ', "a"), ('+', "B"), ('-', "b"), (' ', "c"), ('+', "d")]
         );
     }
 }
