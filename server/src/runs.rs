@@ -145,6 +145,7 @@ pub async fn list(
         workflow: params.workflow,
         status: params.status,
         before: params.cursor.as_deref().map(decode_cursor).transpose()?,
+        since: None,
     };
     let mut runs: Vec<RunItem> = state
         .db()

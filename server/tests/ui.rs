@@ -222,6 +222,10 @@ async fn a_team_signs_in_and_sees_its_own_runs_only(db: Db) -> Result<()> {
     ensure!(partial.contains("No runs."), "{partial}");
     let (_, other) = page(&api, "/ui/runs?workflow=nope", &mine).await?;
     ensure!(other.contains("No runs."), "{other}");
+    let (_, later) = page(&api, "/ui/runs?since=2999-01-01", &mine).await?;
+    ensure!(later.contains("No runs."), "{later}");
+    let (_, since) = page(&api, "/ui/runs?since=2000-01-01", &mine).await?;
+    ensure!(since.contains(&run), "{since}");
     let (_, first) = page(&api, "/ui/runs?status=succeeded&limit=1", &mine).await?;
     let older = first
         .split("href=\"")

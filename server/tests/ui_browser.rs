@@ -2,7 +2,8 @@
 //! `chromium-driver`, which `.ci/run` installs), driven over W3C WebDriver
 //! by a few plain HTTP calls: sign in by typing the token, push a new
 //! version through the editor after it showed a mistake at its line and
-//! then the fix, see the team's
+//! then the fix, run it from its page and see it end partial with its
+//! rows, see the team's
 //! runs, open a run whose walk hit its request bound and see its DAG with a
 //! `partial: requests` badge, watch a slow run's progress bar move with
 //! the event stream and cancel it from its page, be refused
@@ -331,6 +332,14 @@ async fn in_a_browser_a_team_signs_in_reads_a_partial_run_and_cancels_a_slow_one
         web.click("form[action$='/edit'] button").await?;
         web.when_shows("version 2").await?;
 
+        // Run it from its page: the run's page follows it to its end, its
+        // DAG with the partial badge and the step's first rows.
+        web.go(&format!("{}/ui/workflows/orders", api.base)).await?;
+        web.click("form[action$='/run'] button").await?;
+        let ended = web.when_shows("partial: requests").await?;
+        ensure!(ended.contains("<th>id</th><th>total</th>"), "the step's rows");
+        ensure!(web.url().await?.contains("/ui/runs/run_"));
+
         // Another team's run is not found.
         web.go(&format!("{}/ui/runs/{theirs}", api.base)).await?;
         web.when_shows("No such run").await?;
@@ -359,6 +368,10 @@ async fn in_a_browser_a_team_signs_in_reads_a_partial_run_and_cancels_a_slow_one
             seen.iter().filter(|v| **v > 0.0).count() >= 2,
             "the progress bar moved: {seen:?}"
         );
+        let class = web
+            .script("return document.querySelector('g[data-step=\"orders\"]').getAttribute('class');")
+            .await?;
+        ensure!(class == "step status-running", "the DAG shows the step running: {class}");
         web.shot("run-live").await?;
         web.click("form[action$='/cancel'] button").await?;
         let done = api.finished(&a, &slow).await?;

@@ -91,6 +91,9 @@ const LIVE_SCRIPT: &str = "<script>(()=>{const es=new EventSource(location.pathn
 es.addEventListener('data-tool-loop-progress',e=>{const d=JSON.parse(e.data);\
 const bar=document.getElementById('progress-'+d.step);if(!bar)return;bar.max=d.requestsMax;bar.value=d.requests;\
 const t=document.getElementById('progress-text-'+d.step);if(t)t.textContent=d.requests+' of '+d.requestsMax+' requests · '+d.items+' rows · '+(d.elapsedMs/1000).toFixed(1)+' s';});\
+es.addEventListener('step',e=>{const d=JSON.parse(e.data);\
+const g=document.querySelector('g[data-step=\"'+CSS.escape(d.step)+'\"]');if(!g)return;\
+g.setAttribute('class','step status-'+d.status);const w=g.querySelector('.what');if(w)w.textContent=d.status;});\
 es.addEventListener('end',()=>{es.close();location.reload();});})();</script>";
 
 /// The signed-in team, from the session cookie; a request without a valid
@@ -287,6 +290,8 @@ fn forbidden() -> Response {
 pub struct RunsQuery {
     workflow: Option<String>,
     status: Option<String>,
+    /// Runs started on or after this day (`YYYY-MM-DD`, UTC).
+    since: Option<String>,
     after: Option<String>,
     /// Runs a page (1 to 50).
     limit: Option<u32>,
@@ -312,11 +317,18 @@ async fn runs_page(
         .after
         .as_deref()
         .and_then(|c| crate::runs::decode_cursor(c).ok());
+    let since_day = query
+        .since
+        .as_deref()
+        .and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
     let filter = RunFilter {
         team_id: Some(caller.caller.team_id().to_string()),
         workflow: workflow.clone(),
         status,
         before,
+        since: since_day
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .map(|t| t.and_utc()),
     };
     let shown = query.limit.unwrap_or(RUNS_SHOWN).clamp(1, RUNS_SHOWN);
     let mut runs = match state.db().list_runs_where(&filter, shown + 1).await {
@@ -348,8 +360,10 @@ async fn runs_page(
         "<h1>Runs</h1><form method=\"get\" action=\"/ui/runs\" class=\"filters\">\
          <label for=\"workflow\">Workflow</label> <input id=\"workflow\" name=\"workflow\" value=\"{wf}\"> \
          <label for=\"status\">Status</label> <select id=\"status\" name=\"status\">{options}</select> \
+         <label for=\"since\">Since</label> <input id=\"since\" name=\"since\" type=\"date\" value=\"{since}\"> \
          <button type=\"submit\">Filter</button></form>",
         wf = esc(workflow.as_deref().unwrap_or_default()),
+        since = since_day.map(|d| d.to_string()).unwrap_or_default(),
     );
     if runs.is_empty() {
         body.push_str("<p>No runs.</p>");
@@ -375,6 +389,9 @@ async fn runs_page(
         }
         if let Some(s) = status {
             next.push_str(&format!("&status={}", s.as_str()));
+        }
+        if let Some(d) = since_day {
+            next.push_str(&format!("&since={d}"));
         }
         body.push_str(&format!(
             "<p><a href=\"{next}\" rel=\"next\">Older runs</a></p>"

@@ -31,8 +31,27 @@ pub async fn workflows_page(State(state): State<AppState>, caller: UiCaller) -> 
             "<p>No workflows yet: push one with <code>dragnet workflows push FILE</code>.</p>",
         );
     } else {
-        body.push_str("<table><thead><tr><th>Workflow</th><th>Version</th><th>Next tick</th><th>Updated</th></tr></thead><tbody>");
+        body.push_str("<table><thead><tr><th>Workflow</th><th>Version</th><th>Last run</th><th>Next tick</th><th>Updated</th></tr></thead><tbody>");
         for w in &listed {
+            let latest = dragnet_store::RunFilter {
+                team_id: Some(team.clone()),
+                workflow: Some(w.name.clone()),
+                ..dragnet_store::RunFilter::default()
+            };
+            let last = state
+                .db()
+                .list_runs_where(&latest, 1)
+                .await
+                .ok()
+                .and_then(|r| r.into_iter().next())
+                .map(|r| {
+                    format!(
+                        "<a href=\"/ui/runs/{id}\">{b}</a>",
+                        id = esc(&r.run_id),
+                        b = badge(r.status.as_str())
+                    )
+                })
+                .unwrap_or_else(|| "—".into());
             let next = schedules
                 .iter()
                 .filter(|s| s.workflow == w.name && s.active)
@@ -41,7 +60,7 @@ pub async fn workflows_page(State(state): State<AppState>, caller: UiCaller) -> 
                 .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
                 .unwrap_or_else(|| "—".into());
             body.push_str(&format!(
-                "<tr><td><a href=\"/ui/workflows/{n}\">{n}</a></td><td>{v}</td><td>{next}</td><td>{u}</td></tr>",
+                "<tr><td><a href=\"/ui/workflows/{n}\">{n}</a></td><td>{v}</td><td>{last}</td><td>{next}</td><td>{u}</td></tr>",
                 n = esc(&w.name),
                 v = w.current_version,
                 next = esc(&next),

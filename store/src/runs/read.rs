@@ -46,6 +46,8 @@ pub struct RunFilter {
     /// Only runs listed after this one (started at, run id): the cursor of
     /// the page before.
     pub before: Option<(DateTime<Utc>, String)>,
+    /// Only runs started at or after this time.
+    pub since: Option<DateTime<Utc>>,
 }
 
 impl RunFilter {
@@ -65,6 +67,9 @@ impl RunFilter {
         }
         if self.status.is_some() {
             conditions.push(format!("r.status = ${}", next()));
+        }
+        if self.since.is_some() {
+            conditions.push(format!("r.started_at >= ${}", next()));
         }
         if self.before.is_some() {
             let (at, id) = (next(), next());
@@ -115,6 +120,9 @@ impl Db {
             }
             if let Some(status) = filter.status {
                 query = query.bind(status.as_str());
+            }
+            if let Some(since) = filter.since {
+                query = query.bind(T::enc(since));
             }
             if let Some((at, id)) = &filter.before {
                 query = query.bind(T::enc(*at)).bind(id);
