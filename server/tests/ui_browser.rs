@@ -278,22 +278,33 @@ async fn in_a_browser_a_team_signs_in_reads_a_partial_run_and_cancels_a_slow_one
         ensure!(shown.contains("data-step=\"open_orders\""));
         web.shot("run-partial").await?;
 
-        // Narrow: nothing wider than the window.
+        // Narrow: nothing wider than the window, on every page.
         web.size(390, 844).await?;
-        let fits = web
-            .script(
-                "return document.documentElement.scrollWidth <= window.innerWidth + 1 && \
-                 [...document.querySelectorAll('main *')].every(e => e.getBoundingClientRect().right <= window.innerWidth + 1);",
-            )
-            .await?;
-        let wide = web
-            .script(
-                "return [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)\
-                 .slice(0, 3).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join(', ');",
-            )
-            .await?;
-        ensure!(fits == true, "the page is wider than 390 px: {wide}");
-        web.shot("run-narrow").await?;
+        let pages = [
+            format!("/ui/runs/{bounded}"),
+            "/ui/runs".to_string(),
+            "/ui/workflows".to_string(),
+            "/ui/workflows/orders".to_string(),
+            "/ui/workflows/orders/edit".to_string(),
+            "/ui/schedules".to_string(),
+            "/ui/cache".to_string(),
+        ];
+        for path in &pages {
+            web.go(&format!("{}{path}", api.base)).await?;
+            let wide = web
+                .script(
+                    "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)\
+                     .slice(0, 3).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join(', ');",
+                )
+                .await?;
+            let scroll = web
+                .script("return document.documentElement.scrollWidth <= window.innerWidth + 1;")
+                .await?;
+            ensure!(wide == "" && scroll == true, "{path} is wider than 390 px: {wide}");
+            if path.starts_with("/ui/runs/") {
+                web.shot("run-narrow").await?;
+            }
+        }
         web.size(1280, 900).await?;
 
         // The editor: a mistake is shown at its line as it is typed, the

@@ -67,7 +67,7 @@ header{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;padding:.6rem 1re
 nav{display:flex;flex-wrap:wrap;gap:1rem;align-items:center}nav form{margin:0}\
 main{padding:1rem;max-width:1200px;overflow-x:auto}\
 a{color:var(--run)}a:focus,button:focus,input:focus{outline:2px solid var(--run);outline-offset:2px}\
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line)}\
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);overflow-wrap:anywhere}\
 .badge{display:inline-block;padding:0 .45rem;border-radius:1rem;border:1px solid currentColor;font-size:.85em}\
 .status-succeeded,.status-complete{color:var(--ok)}.status-failed,.status-cancelled{color:var(--bad)}\
 .status-partial,.status-skipped,.status-interrupted{color:var(--warn)}.status-running,.status-queued{color:var(--run)}\
