@@ -174,6 +174,23 @@ async fn a_team_signs_in_and_sees_its_own_runs_only(db: Db) -> Result<()> {
     let new_run = to.trim_start_matches("/ui/runs/").to_string();
     let record = api.finished(&a, &new_run).await?;
     ensure!(record["inputs"]["min_total"] == 250, "{record}");
+    let refused = browser()
+        .post(format!("{}/ui/workflows/orders/run", api.base))
+        .header(COOKIE, &mine)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("csrf={wf_csrf}&in.min_total=lots"))
+        .send()
+        .await?;
+    ensure!(
+        refused.status() == StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.status()
+    );
+    let said = refused.text().await?;
+    ensure!(
+        said.contains("min_total") && said.contains("Back"),
+        "{said}"
+    );
     let (status, _) = page(&api, "/ui/workflows/orders", &sign_in(&api, &b).await?).await?;
     ensure!(status == StatusCode::NOT_FOUND, "{status}");
     let (status, schedules) = page(&api, "/ui/schedules", &mine).await?;

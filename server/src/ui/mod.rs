@@ -541,18 +541,24 @@ async fn rerun_run(
     let from = field(&pairs, "from").filter(|f| !f.is_empty());
     match crate::launch::rerun(&state, &caller.caller, &record, version, from).await {
         Ok(started) => see_other(&format!("/ui/runs/{}", started.run_id)),
-        Err(error) => html_response(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            page(
-                "Not started",
-                Some(&caller.signed()),
-                &format!(
-                    "<p class=\"error\" role=\"alert\">{}</p>",
-                    esc(&error.to_string())
-                ),
+        Err(error) => not_started(&caller, &error, &format!("/ui/runs/{run_id}")),
+    }
+}
+
+/// A run the API refused to start, saying why, with a way back.
+fn not_started(caller: &UiCaller, error: &crate::error::ApiError, back: &str) -> Response {
+    html_response(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        page(
+            "Not started",
+            Some(&caller.signed()),
+            &format!(
+                "<p class=\"error\" role=\"alert\">{}</p><p><a href=\"{}\">Back</a></p>",
+                esc(&error.to_string()),
+                esc(back)
             ),
         ),
-    }
+    )
 }
 
 fn not_found(caller: &UiCaller) -> Response {

@@ -261,14 +261,7 @@ pub async fn run_workflow(
     };
     match launch::start(&state, &caller.caller, &name, request, None).await {
         Ok(started) => see_other(&format!("/ui/runs/{}", started.run_id)),
-        Err(error) => html_response(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            page(
-                "Not started",
-                Some(&caller.signed()),
-                &format!("<p class=\"error\" role=\"alert\">{}</p><p><a href=\"/ui/workflows/{}\">Back</a></p>", esc(&error.to_string()), esc(&name)),
-            ),
-        ),
+        Err(error) => super::not_started(&caller, &error, &format!("/ui/workflows/{name}")),
     }
 }
 
