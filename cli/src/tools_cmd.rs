@@ -113,6 +113,28 @@ pub fn tool_json(tool: &Tool, operation_id: Option<&str>) -> Value {
         }
         _ => json!({"size": null, "page": null, "offset": null, "location": null}),
     };
+    let mut paging = paging;
+    if let Some(obj) = paging.as_object_mut() {
+        let style = match (&tool.walkability, &tool.cursor) {
+            (Walkability::Walkable(p), _) => match p.position {
+                Position::Page(_) => json!("page"),
+                Position::Offset(_) => json!("offset"),
+            },
+            (_, Some(c)) => json!(c.style),
+            _ => Value::Null,
+        };
+        obj.insert("style".into(), style);
+        if let Some(c) = &tool.cursor {
+            obj.insert(
+                "cursor".into(),
+                c.param.as_ref().map_or(
+                    Value::Null,
+                    |p| json!({"name": p.name, "location": p.location}),
+                ),
+            );
+            obj.insert("next".into(), json!(c.next.describe()));
+        }
+    }
     let mut v = json!({
         "name": tool.name,
         "operationId": operation_id,

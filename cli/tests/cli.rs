@@ -28,7 +28,7 @@ fn tools_lists_paging_roles_and_where_they_sit() {
     assert_eq!(orders["path"], "/orders");
     assert_eq!(
         orders["paging"],
-        serde_json::json!({"size": "per_page", "page": "page", "offset": null, "location": "query"})
+        serde_json::json!({"size": "per_page", "page": "page", "offset": null, "location": "query", "style": "page"})
     );
     assert_eq!(find("listCustomers")["paging"]["offset"], "offset");
     assert_eq!(find("listOrdersOData")["paging"]["size"], "$top");
@@ -36,6 +36,14 @@ fn tools_lists_paging_roles_and_where_they_sit() {
     let events = find("listEvents");
     assert_eq!(events["walkable"], false);
     assert_eq!(events["paging"]["size"], Value::Null);
+    // A cursor-style tool says where its cursor goes and comes from.
+    assert_eq!(events["paging"]["style"], "cursor");
+    assert_eq!(
+        events["paging"]["cursor"],
+        serde_json::json!({"name": "cursor", "location": "query"})
+    );
+    assert_eq!(events["paging"]["next"], "body:next_cursor");
+    assert_eq!(find("listCustomers")["paging"]["style"], "offset");
 
     let o = dragnet(&["tools", "--spec", &spec()]);
     assert!(o.status.success());

@@ -135,6 +135,9 @@ pub struct Tool {
     pub response_is_resource: bool,
     /// Whether and how the tool can be walked (SPEC §3.1).
     pub walkability: Walkability,
+    /// How it pages by cursor or next link, when it does and page-number
+    /// or offset paging does not apply (detected, not walked yet).
+    pub cursor: Option<crate::looping::cursor::CursorPaging>,
 }
 
 impl Tool {

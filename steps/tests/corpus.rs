@@ -216,3 +216,78 @@ fn known_facts(all: &[(String, Toolkit)]) {
     );
     assert_eq!(stream.path, "/v1/conversations");
 }
+
+/// Cursor and next-link paging over the whole corpus: every operation
+/// found is listed per document (`--nocapture`), and the styles of
+/// operations read in the documents are checked. Page-number and offset
+/// paging win where both apply.
+#[test]
+fn cursor_and_next_link_paging_is_found_where_the_documents_declare_it() {
+    let all = import_all();
+    for (file, kit) in &all {
+        let found: Vec<String> = kit
+            .tools
+            .iter()
+            .filter_map(|t| {
+                let c = t.cursor.as_ref()?;
+                let param = c.param.as_ref().map(|p| p.name.as_str()).unwrap_or("-");
+                Some(format!(
+                    "{} ({}, {param}, {})",
+                    t.name,
+                    c.style,
+                    c.next.describe()
+                ))
+            })
+            .collect();
+        println!("{file}: {} cursor-style operations", found.len());
+        for f in &found {
+            println!("  {f}");
+        }
+        for t in &kit.tools {
+            assert!(
+                t.cursor.is_none() || !t.walkability.is_walkable(),
+                "{file} {}: page paging wins",
+                t.name
+            );
+        }
+    }
+    let style = |prefix: &str, name: &str| {
+        let t = tool(kit(&all, prefix), name);
+        let c = t
+            .cursor
+            .as_ref()
+            .unwrap_or_else(|| panic!("{prefix} {name} pages by cursor"));
+        (
+            c.style,
+            c.param.as_ref().map(|p| p.name.clone()),
+            c.next.describe(),
+        )
+    };
+    assert_eq!(
+        style("stripe", "GetCharges"),
+        (
+            "cursor",
+            Some("starting_after".into()),
+            "last_item:id".into()
+        )
+    );
+    assert_eq!(
+        style("svix", "v1_application_list"),
+        ("cursor", Some("iterator".into()), "body:iterator".into())
+    );
+    assert_eq!(
+        style("twilio", "ListMessage"),
+        ("next_url", None, "body:next_page_uri".into())
+    );
+    assert_eq!(
+        style("digitalocean", "billingHistory_list"),
+        ("next_url", None, "body:links.pages.next".into())
+    );
+    let slack = style("slack", "admin_conversations_getTeams");
+    assert_eq!(slack.2, "body:response_metadata.next_cursor");
+    let mistral = style("mistral", "agents_api_v1_agents_list_pages");
+    assert_eq!(mistral.1.as_deref(), Some("page_token"));
+    // Page-number paging wins: DigitalOcean's droplets page by number.
+    let droplets = tool(kit(&all, "digitalocean"), "droplets_list");
+    assert!(droplets.walkability.is_walkable() && droplets.cursor.is_none());
+}

@@ -303,6 +303,7 @@ fn tool(b: &Behaviour) -> Tool {
             names[0].clone(): {"type": "integer"}, names[1].clone(): {"type": "integer"}}}),
         response_items_path: None,
         response_is_resource: false,
+        cursor: None,
         walkability: Walkability::Walkable(Box::new(Paging {
             size,
             position: pos,

@@ -28,6 +28,7 @@ pub fn tool_of(mcp: &rmcp::model::Tool) -> Tool {
         input_schema,
         response_items_path: None,
         response_is_resource: false,
+        cursor: None,
         walkability,
     }
 }

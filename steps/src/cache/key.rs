@@ -79,6 +79,7 @@ mod tests {
             input_schema: schema,
             response_items_path: None,
             response_is_resource: false,
+            cursor: None,
             walkability: Walkability::NoPaging,
         }
     }

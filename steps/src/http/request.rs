@@ -131,6 +131,7 @@ mod tests {
             input_schema: json!({"type":"object"}),
             response_items_path: None,
             response_is_resource: false,
+            cursor: None,
             walkability: Walkability::NoPaging,
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod budget;
 pub mod collection;
+pub mod cursor;
 pub mod detect;
 pub mod end_signal;
 pub mod fan_out;

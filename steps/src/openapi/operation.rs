@@ -10,7 +10,8 @@ use super::naming;
 use super::params::{self, with_description};
 use super::response;
 use crate::error::Error;
-use crate::looping::detect::{self, Walkability};
+use crate::looping::cursor;
+use crate::looping::detect::{self, PagingParam, Walkability};
 use crate::tool::{Body, BodyArguments, Method, Tool};
 
 /// A tool as built from its operation, before the toolkit names it.
@@ -131,6 +132,23 @@ pub(crate) fn build<'a>(doc: &Doc<'a>, site: Site<'a>) -> Result<Built, Error> {
     // (one with paging parameters), not of a single resource like an order
     // and its lines: without paging, such a response is returned whole.
     let list_like = walkability != Walkability::NoPaging;
+    let cursor = match walkability.is_walkable() {
+        true => None,
+        false => {
+            let param = cursor::CURSOR_PARAMS.iter().find_map(|name| {
+                let schema = input_schema["properties"].get(*name)?;
+                Some(PagingParam {
+                    name: (*name).to_string(),
+                    arg_path: vec![(*name).to_string()],
+                    location: location(name).unwrap_or("body").to_string(),
+                    minimum: None,
+                    maximum: None,
+                    default: schema.get("default").and_then(Value::as_i64),
+                })
+            });
+            cursor::detect(param, &declared.fields, declared.link_header)
+        }
+    };
     let (response_items_path, response_is_resource) = match declared.path {
         Some(_) if declared.by_single_array && !list_like => (None, true),
         Some(path) => (Some(path), false),
@@ -156,6 +174,7 @@ pub(crate) fn build<'a>(doc: &Doc<'a>, site: Site<'a>) -> Result<Built, Error> {
             response_items_path,
             response_is_resource,
             walkability,
+            cursor,
         },
     })
 }

@@ -19,6 +19,11 @@ const MAX_VIEW_DEPTH: usize = 8;
 pub(crate) struct Declared {
     /// The dot-path of the collection: `Some(vec![])` for a top-level array.
     pub path: Option<Vec<String>>,
+    /// The response's field paths, top level and one level down (where a
+    /// next cursor or next link is looked for).
+    pub fields: Vec<Vec<String>>,
+    /// The response declares a `Link` header.
+    pub link_header: bool,
     /// The path was found only by the "single array of objects" rule, which
     /// on a single resource (an order with its `lines`) would be wrong.
     pub by_single_array: bool,
@@ -69,8 +74,21 @@ pub(crate) fn declared(
                     m.get("schema").map(|s| (s, child(&media_at, "schema")))
                 }),
         };
+        let link_header = response
+            .get("headers")
+            .and_then(Value::as_object)
+            .is_some_and(|h| h.keys().any(|k| k.eq_ignore_ascii_case("link")));
         if let Some((schema, schema_at)) = schema {
-            return path_in(doc, schema, &schema_at);
+            let mut declared = path_in(doc, schema, &schema_at)?;
+            declared.fields = fields_in(doc, schema, &schema_at)?;
+            declared.link_header = link_header;
+            return Ok(declared);
+        }
+        if link_header {
+            return Ok(Declared {
+                link_header,
+                ..Declared::default()
+            });
         }
     }
     Ok(Declared::default())
@@ -161,12 +179,28 @@ fn absorb<'a>(inner: View<'a>, out: &mut View<'a>) {
 }
 
 /// The collection rule of SPEC §3.2 applied to a declared schema.
+/// The field paths of an object response: its properties, and the
+/// properties of its object properties.
+fn fields_in(doc: &Doc<'_>, schema: &Value, pointer: &str) -> Result<Vec<Vec<String>>, Error> {
+    let top = view(doc, schema, pointer, 0)?;
+    let mut out = Vec::new();
+    for (name, prop, at) in &top.properties {
+        out.push(vec![name.to_string()]);
+        let inner = view(doc, prop, at, 1)?;
+        for (inner_name, _, _) in &inner.properties {
+            out.push(vec![name.to_string(), inner_name.to_string()]);
+        }
+    }
+    Ok(out)
+}
+
 fn path_in(doc: &Doc<'_>, schema: &Value, pointer: &str) -> Result<Declared, Error> {
     let top = view(doc, schema, pointer, 0)?;
     let found = |path: Vec<String>| Declared {
         path: Some(path),
         by_single_array: false,
         object: top.object,
+        ..Declared::default()
     };
     if top.array {
         return Ok(found(Vec::new()));
@@ -208,6 +242,7 @@ fn path_in(doc: &Doc<'_>, schema: &Value, pointer: &str) -> Result<Declared, Err
         by_single_array: arrays_of_objects.len() == 1,
         // A free-form object (no properties) says nothing either way.
         object: !top.properties.is_empty(),
+        ..Declared::default()
     })
 }
 
