@@ -37,11 +37,7 @@ pub fn run(args: ToolsArgs, out: &mut Out) -> Result<u8> {
         writeln!(out)?;
         return Ok(EXIT_COMPLETE);
     }
-    let walkable = toolkit
-        .tools
-        .iter()
-        .filter(|t| t.walkability.is_walkable())
-        .count();
+    let walkable = toolkit.tools.iter().filter(|t| t.can_walk()).count();
     writeln!(
         out,
         "{}: {} tools, {} walkable",
@@ -79,6 +75,10 @@ fn original_text(name: &str, operation_id: Option<&str>) -> String {
 }
 
 fn paging_text(tool: &Tool) -> String {
+    if let Some(c) = tool.cursor_walk() {
+        let param = c.param.as_ref().map(|p| p.name.as_str()).unwrap_or("-");
+        return format!("walkable: cursor={param} next={}", c.next.describe());
+    }
     match &tool.walkability {
         Walkability::Walkable(p) => {
             let (role, pos) = match &p.position {
@@ -140,10 +140,10 @@ pub fn tool_json(tool: &Tool, operation_id: Option<&str>) -> Value {
         "operationId": operation_id,
         "method": tool.method.as_upper(),
         "path": tool.path,
-        "walkable": tool.walkability.is_walkable(),
+        "walkable": tool.can_walk(),
         "paging": paging,
     });
-    if !tool.walkability.is_walkable() {
+    if !tool.can_walk() {
         if let Some(obj) = v.as_object_mut() {
             obj.insert("reason".into(), json!(tool.walkability.reason()));
         }

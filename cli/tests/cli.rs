@@ -34,7 +34,7 @@ fn tools_lists_paging_roles_and_where_they_sit() {
     assert_eq!(find("listOrdersOData")["paging"]["size"], "$top");
     assert_eq!(find("searchOrders")["paging"]["location"], "body.paging");
     let events = find("listEvents");
-    assert_eq!(events["walkable"], false);
+    assert_eq!(events["walkable"], true, "walked by its cursor");
     assert_eq!(events["paging"]["size"], Value::Null);
     // A cursor-style tool says where its cursor goes and comes from.
     assert_eq!(events["paging"]["style"], "cursor");
@@ -169,7 +169,10 @@ async fn bad_input_is_a_clear_error_with_a_nonzero_exit() {
             vec!["listOrders".into(), "--for-each".into(), "store=1,2".into()],
             "invalid_for_each_key",
         ),
-        (vec!["listEvents".into(), "--all-pages".into()], "cursor"),
+        (
+            vec!["listProperties".into(), "--all-pages".into()],
+            "page-size",
+        ),
         (vec!["getOrder".into()], "order_id"),
     ];
     let outputs = tokio::task::spawn_blocking(move || {

@@ -118,20 +118,20 @@ fn definition(b: &Bound<'_>, name: String) -> ToolDefinition {
     if b.looping {
         let props = schema.entry("properties").or_insert_with(|| json!({}));
         if let Some(props) = props.as_object_mut() {
-            for (key, value) in reserved(b.tool.paging().is_some()) {
+            for (key, value) in reserved(b.tool.can_walk()) {
                 props.insert(key.into(), value);
             }
         }
         if !description.is_empty() {
             description.push_str("\n\n");
         }
-        description.push_str(match b.tool.paging() {
-            Some(_) => {
+        description.push_str(match b.tool.can_walk() {
+            true => {
                 "Pass _all_pages: true to get every page in one call; _fields to keep only the \
                  fields you need; _for_each to call it once per value of a list. The answer says \
                  whether it is complete (_pagingComplete)."
             }
-            None => {
+            false => {
                 "Pass _fields to keep only the fields you need, or _for_each to call it once per \
                  value of a list. The answer says whether it is complete (_pagingComplete)."
             }

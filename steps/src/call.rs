@@ -76,7 +76,7 @@ pub async fn execute<U: Upstream>(
         argument: "limits".into(),
         message: e.to_string(),
     })?;
-    if options.all_pages && !tool.walkability.is_walkable() {
+    if options.all_pages && !tool.can_walk() {
         return Err(Error::NotWalkable {
             tool: tool.name.clone(),
             reason: tool.walkability.reason(),

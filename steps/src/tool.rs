@@ -141,6 +141,23 @@ pub struct Tool {
 }
 
 impl Tool {
+    /// Whether `_all_pages` walks it: by page number or offset, or by a
+    /// cursor read from the body or the last item.
+    pub fn can_walk(&self) -> bool {
+        self.walkability.is_walkable() || self.cursor_walk().is_some()
+    }
+
+    /// Its cursor paging, when that is how it is walked.
+    pub fn cursor_walk(&self) -> Option<&crate::looping::cursor::CursorPaging> {
+        use crate::looping::cursor::NextSource;
+        if self.walkability.is_walkable() {
+            return None;
+        }
+        self.cursor.as_ref().filter(|c| {
+            c.param.is_some() && matches!(c.next, NextSource::Body(_) | NextSource::LastItem { .. })
+        })
+    }
+
     /// The paging parameters when the tool is walkable.
     pub fn paging(&self) -> Option<&Paging> {
         match &self.walkability {

@@ -157,7 +157,7 @@ pub async fn walk_with(
         tool,
         arguments: Default::default(),
         options: LoopOptions {
-            all_pages: tool.walkability.is_walkable(),
+            all_pages: tool.can_walk(),
             ..LoopOptions::default()
         },
         limits,

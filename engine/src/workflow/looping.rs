@@ -34,7 +34,7 @@ pub fn compile(
 ) -> Option<LoopSpec> {
     let before = cx.count();
     if let (true, Some(t)) = (file.all_pages, tool) {
-        if !t.tool.walkability.is_walkable() {
+        if !t.tool.can_walk() {
             let e = StepsError::NotWalkable {
                 tool: t.tool.name.clone(),
                 reason: t.tool.walkability.reason(),

@@ -28,7 +28,9 @@ pub const PAGE_NUMBER_NAMES: [&str; 5] = [
 ];
 /// Offset parameter names, exact.
 pub const OFFSET_NAMES: [&str; 5] = ["offset", "skip", "$skip", "startIndex", "start_index"];
-/// Parameters that mark a cursor-style tool, which is never walked.
+/// Parameters that mark a cursor-style tool: never page-walked; walked by
+/// its cursor when its response says where the next one comes from
+/// (`cursor.rs`).
 pub const CURSOR_NAMES: [&str; 16] = [
     "cursor",
     "pageToken",
@@ -89,7 +91,7 @@ pub struct Paging {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Walkability {
     Walkable(Box<Paging>),
-    /// Pages by an opaque cursor; not walked.
+    /// Pages by an opaque cursor; not page-walked (see `Tool::cursor`).
     Cursor {
         param: String,
     },
@@ -115,7 +117,8 @@ impl Walkability {
         match self {
             Walkability::Walkable(_) => String::new(),
             Walkability::Cursor { param } => format!(
-                "it pages with a cursor (parameter `{param}`); cursor-style tools are not walked, \
+                "it pages with a cursor (parameter `{param}`), but its response does not say \
+                 where the next one comes from (or it pages by next link, not followed yet); \
                  pass the cursor from one call to the next instead"
             ),
             Walkability::SizeOnly { size } => format!(

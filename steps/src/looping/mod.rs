@@ -4,6 +4,7 @@
 pub mod budget;
 pub mod collection;
 pub mod cursor;
+mod cursor_walk;
 pub mod detect;
 pub mod end_signal;
 pub mod fan_out;

@@ -11,6 +11,8 @@ pub enum StopReason {
     WallClock,
     ForEachValues,
     RepeatedPage,
+    /// A cursor or next link repeated one already followed.
+    RepeatedCursor,
     TotalMismatch,
     UpstreamError,
     /// A page contradicted its own response schema or declared total, or
@@ -23,7 +25,7 @@ pub enum StopReason {
 
 impl StopReason {
     /// Every reason.
-    pub const ALL: [StopReason; 12] = [
+    pub const ALL: [StopReason; 13] = [
         StopReason::Pages,
         StopReason::Requests,
         StopReason::Items,
@@ -31,6 +33,7 @@ impl StopReason {
         StopReason::WallClock,
         StopReason::ForEachValues,
         StopReason::RepeatedPage,
+        StopReason::RepeatedCursor,
         StopReason::TotalMismatch,
         StopReason::UpstreamError,
         StopReason::MalformedPage,
@@ -53,6 +56,7 @@ impl StopReason {
             StopReason::WallClock => "wall_clock",
             StopReason::ForEachValues => "for_each_values",
             StopReason::RepeatedPage => "repeated_page",
+            StopReason::RepeatedCursor => "repeated_cursor",
             StopReason::TotalMismatch => "total_mismatch",
             StopReason::UpstreamError => "upstream_error",
             StopReason::MalformedPage => "malformed_page",
@@ -72,6 +76,9 @@ impl StopReason {
             StopReason::ForEachValues => "there were more _for_each values than the bound allows",
             StopReason::RepeatedPage => {
                 "a page repeated the previous one (the API seems to ignore the page parameter)"
+            }
+            StopReason::RepeatedCursor => {
+                "the API gave back a cursor it had given before (following it would loop)"
             }
             StopReason::TotalMismatch => {
                 "the API declared more rows than it served before an empty page"
@@ -96,7 +103,7 @@ impl StopReason {
                 "Narrow the query with the API's own filters (status, dates, ids), or raise the bound, and call again."
             }
             StopReason::ForEachValues => "Split the values over several calls.",
-            StopReason::RepeatedPage => {
+            StopReason::RepeatedPage | StopReason::RepeatedCursor => {
                 "Do not rely on paging this endpoint; use its filters to get smaller result sets."
             }
             StopReason::TotalMismatch => {

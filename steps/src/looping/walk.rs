@@ -57,7 +57,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn stop(mut self, reason: StopReason, detail: Option<String>) -> Self {
+    pub(super) fn stop(mut self, reason: StopReason, detail: Option<String>) -> Self {
         self.complete = false;
         // Every stop leaves rows unfetched as far as anyone knows; a single
         // page's caller refines this (`judge_single_page`).
@@ -69,7 +69,7 @@ impl Outcome {
         self
     }
 
-    fn done(mut self) -> Self {
+    pub(super) fn done(mut self) -> Self {
         self.complete = true;
         self.likely_more = false;
         self.stopped_by = None;
@@ -122,6 +122,11 @@ impl<'a, U: Upstream> Walker<'a, U> {
         mut args: Map<String, Value>,
         value: Option<&Value>,
     ) -> Result<Outcome, UpstreamError> {
+        if self.all_pages {
+            if let Some(cursor) = self.tool.cursor_walk() {
+                return self.collect_cursor(args, value, cursor).await;
+            }
+        }
         let paging = if self.all_pages {
             self.tool.paging()
         } else {
@@ -296,7 +301,10 @@ impl<'a, U: Upstream> Walker<'a, U> {
         }
     }
 
-    async fn fetch(&mut self, args: &Map<String, Value>) -> Result<RawResponse, FetchError> {
+    pub(super) async fn fetch(
+        &mut self,
+        args: &Map<String, Value>,
+    ) -> Result<RawResponse, FetchError> {
         let Some(journal) = self.journal else {
             return self.send(args).await;
         };
@@ -333,7 +341,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
 
     /// Page one of the call (or of a value whose collection is not known
     /// yet): where the collection is, its envelope, and the page.
-    fn first_page<'t>(
+    pub(super) fn first_page<'t>(
         &mut self,
         text: &'t str,
         page: u32,
@@ -403,7 +411,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
     }
 
     /// A failure: an error when nothing was fetched, else a stop.
-    fn failed(&self, out: Outcome, e: UpstreamError) -> Result<Outcome, UpstreamError> {
+    pub(super) fn failed(&self, out: Outcome, e: UpstreamError) -> Result<Outcome, UpstreamError> {
         if out.pages == 0 {
             return Err(e);
         }
@@ -419,7 +427,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
     /// Keeps a page's items (at `ranges` of `body`) within the items bound:
     /// the body itself with ranges into it, or, in a fan-out that tags rows,
     /// the tagged copies. Returns whether some had to be left out.
-    fn keep(
+    pub(super) fn keep(
         &mut self,
         body: String,
         ranges: Vec<Range<usize>>,
@@ -441,7 +449,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
         take < ranges.len()
     }
 
-    fn keep_single(&mut self, root: &RawValue, value: Option<&Value>) {
+    pub(super) fn keep_single(&mut self, root: &RawValue, value: Option<&Value>) {
         match (self.tag_key, value) {
             (Some(key), Some(v)) => {
                 for_each::tag_into(&mut self.gathered.items, root.get(), key, v);
@@ -488,7 +496,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
         out
     }
 
-    fn report(&mut self, page: u32, value: Option<&Value>) {
+    pub(super) fn report(&mut self, page: u32, value: Option<&Value>) {
         let event = ProgressEvent {
             page,
             pages_max: self.budget.limits.max_pages,
@@ -506,7 +514,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
 }
 
 /// Why page one could not be read.
-enum FirstPageError {
+pub(super) enum FirstPageError {
     Malformed(String),
     Missing(UpstreamError),
 }
@@ -521,7 +529,7 @@ fn mismatch_note(mut out: Outcome, declared: u64) -> Outcome {
     out
 }
 
-fn fingerprint(items: &[&RawValue]) -> Vec<u64> {
+pub(super) fn fingerprint(items: &[&RawValue]) -> Vec<u64> {
     items
         .iter()
         .map(|item| {
@@ -539,7 +547,7 @@ fn declared_rows(text: &str) -> Option<u64> {
 }
 
 /// The body as text, taken over without a copy when nothing else holds it.
-fn into_text(response: RawResponse) -> Result<String, UpstreamError> {
+pub(super) fn into_text(response: RawResponse) -> Result<String, UpstreamError> {
     let status = response.status;
     String::from_utf8(Vec::from(response.body)).map_err(|e| {
         let message = e.utf8_error().to_string();
@@ -552,7 +560,7 @@ fn into_text(response: RawResponse) -> Result<String, UpstreamError> {
 }
 
 /// A body that is text but not the JSON expected.
-fn malformed_text(status: u16, text: &str, message: &str) -> UpstreamError {
+pub(super) fn malformed_text(status: u16, text: &str, message: &str) -> UpstreamError {
     UpstreamError::Malformed {
         status,
         message: message.to_string(),

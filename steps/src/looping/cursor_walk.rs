@@ -1,0 +1,195 @@
+//! The cursor walk (SPEC §3.3; issue 14): the walk of `walk.rs` for tools
+//! that page by a cursor read from the body (`next_cursor`,
+//! `nextPageToken`, `response_metadata.next_cursor`, `iterator`…) or from
+//! the last item (`starting_after` with `has_more`). The same fetches,
+//! bounds, budget, progress, fan-out and verdict; pages are kept whole
+//! with their items as ranges. It ends complete only when the API says
+//! there is no next page — the cursor null, empty or absent, `has_more:
+//! false`, `done: true` — and stops partial on a cursor it has seen
+//! before (`repeated_cursor`), on a page that repeats the one before (an
+//! API ignoring the cursor: `repeated_page`), or on a bound while a next
+//! cursor exists.
+
+use std::collections::HashSet;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::collection::{self, Page};
+use super::cursor::{CursorPaging, NextSource};
+use super::page_plan::set_path;
+use super::verdict::StopReason;
+use super::walk::{fingerprint, into_text, malformed_text, FirstPageError, Outcome, Walker};
+use crate::http::{FetchError, Upstream};
+use crate::items::ranges_of;
+use crate::json::RawObject;
+use crate::UpstreamError;
+
+/// What a page says comes after it.
+enum Next {
+    End,
+    Cursor(String),
+}
+
+impl<U: Upstream> Walker<'_, U> {
+    /// Fetches one collection by following its cursor. `Err` only when the
+    /// first request failed and nothing was fetched.
+    pub(super) async fn collect_cursor(
+        &mut self,
+        mut args: Map<String, Value>,
+        value: Option<&Value>,
+        paging: &CursorPaging,
+    ) -> Result<Outcome, UpstreamError> {
+        let mut out = Outcome::default();
+        let Some(param) = paging.param.as_ref() else {
+            return Ok(out.stop(StopReason::NotWalked, None));
+        };
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut previous: Option<Vec<u64>> = None;
+        loop {
+            if self.cancel.is_cancelled() {
+                return Ok(out.stop(StopReason::Cancelled, None));
+            }
+            let response = match self.fetch(&args).await {
+                Ok(r) => r,
+                Err(FetchError::Stopped(reason)) => return Ok(out.stop(reason, None)),
+                Err(FetchError::Upstream(e)) => return self.failed(out, e),
+            };
+            let status = response.status;
+            let body = match into_text(response) {
+                Ok(t) => t,
+                Err(e) => return self.failed(out, e),
+            };
+            let text = body.as_str();
+            let page = if self.gathered.located && self.gathered.envelope.is_some() {
+                let path = self.gathered.path.clone().unwrap_or_default();
+                match collection::split_text(text, &path) {
+                    Ok(Some(page)) => page,
+                    Ok(None) => {
+                        let e = UpstreamError::MissingCollection {
+                            page: out.pages + 1,
+                            path: collection::path_text(&path),
+                        };
+                        return self.failed(out, e);
+                    }
+                    Err(e) => {
+                        return self.failed(out, malformed_text(status, text, &e.to_string()))
+                    }
+                }
+            } else {
+                match self.first_page(text, out.pages + 1) {
+                    Ok(Some(page)) => page,
+                    Ok(None) => {
+                        // No collection: one item-less result, as a page walk does.
+                        match serde_json::from_str::<&RawValue>(text) {
+                            Ok(root) => self.keep_single(root, value),
+                            Err(e) => {
+                                return self
+                                    .failed(out, malformed_text(status, text, &e.to_string()))
+                            }
+                        }
+                        out.pages += 1;
+                        self.report(out.pages, value);
+                        return Ok(out.done());
+                    }
+                    Err(FirstPageError::Malformed(e)) => {
+                        return self.failed(out, malformed_text(status, text, &e))
+                    }
+                    Err(FirstPageError::Missing(e)) => return self.failed(out, e),
+                }
+            };
+            out.pages += 1;
+            let next = next_of(text, &page, &paging.next);
+            let ranges = ranges_of(text, &page.items);
+            // An API that ignores the cursor serves the same rows again.
+            let print = fingerprint(&page.items);
+            let n = page.items.len();
+            drop(page);
+            if n > 0 && previous.as_ref() == Some(&print) {
+                let detail = format!(
+                    "page {} repeated page {}; its {n} rows were dropped",
+                    out.pages,
+                    out.pages - 1
+                );
+                self.report(out.pages, value);
+                return Ok(out.stop(StopReason::RepeatedPage, Some(detail)));
+            }
+            previous = Some(print);
+            let truncated = self.keep(body, ranges, value, &mut out);
+            self.report(out.pages, value);
+            if truncated {
+                return Ok(out.stop(StopReason::Items, None));
+            }
+            let cursor = match next {
+                Next::End => return Ok(out.done()),
+                Next::Cursor(c) => c,
+            };
+            if !seen.insert(cursor.clone()) {
+                let detail = format!(
+                    "page {} gave back a cursor already followed; the walk stopped there",
+                    out.pages
+                );
+                return Ok(out.stop(StopReason::RepeatedCursor, Some(detail)));
+            }
+            if out.pages >= self.budget.limits.max_pages {
+                return Ok(out.stop(StopReason::Pages, None));
+            }
+            if let Some(reason) = self.budget.exhausted() {
+                return Ok(out.stop(reason, None));
+            }
+            set_path(&mut args, &param.arg_path, Value::String(cursor));
+        }
+    }
+}
+
+/// Where the page says the walk goes next.
+fn next_of(text: &str, page: &Page<'_>, source: &NextSource) -> Next {
+    let Ok(top) = serde_json::from_str::<RawObject>(text) else {
+        return Next::End;
+    };
+    // Svix and others say so outright.
+    if top.get("done").is_some_and(|v| v.get() == "true") {
+        return Next::End;
+    }
+    match source {
+        NextSource::Body(path) => match field(&top, path) {
+            Some(raw) => cursor_text(raw).map_or(Next::End, Next::Cursor),
+            None => Next::End,
+        },
+        NextSource::LastItem { field: key, more } => {
+            let more = field(&top, more).is_some_and(|v| v.get() == "true");
+            let last = page
+                .items
+                .last()
+                .and_then(|item| serde_json::from_str::<RawObject>(item.get()).ok())
+                .and_then(|item| item.get(key).and_then(cursor_text));
+            match (more, last) {
+                (true, Some(id)) => Next::Cursor(id),
+                _ => Next::End,
+            }
+        }
+        // Followed as URLs: not walked here.
+        NextSource::NextUrl(_) | NextSource::LinkHeader => Next::End,
+    }
+}
+
+/// The raw value at `path` (one or two levels) of `top`.
+fn field<'a>(top: &RawObject<'a>, path: &[String]) -> Option<&'a RawValue> {
+    let (first, rest) = path.split_first()?;
+    let mut at = top.get(first)?;
+    for key in rest {
+        let inner: RawObject<'a> = serde_json::from_str(at.get()).ok()?;
+        at = inner.get(key)?;
+    }
+    Some(at)
+}
+
+/// A cursor's text: a non-empty string, or a number; `None` for null,
+/// `""`, `false` and anything else.
+fn cursor_text(raw: &RawValue) -> Option<String> {
+    match serde_json::from_str::<Value>(raw.get()).ok()? {
+        Value::String(s) if !s.is_empty() => Some(s),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
