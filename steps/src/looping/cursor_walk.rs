@@ -15,11 +15,11 @@ use std::collections::HashSet;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::collection::{self, Page};
+use super::collection::Page;
 use super::cursor::{CursorPaging, NextSource};
 use super::page_plan::set_path;
 use super::verdict::StopReason;
-use super::walk::{fingerprint, into_text, malformed_text, FirstPageError, Outcome, Walker};
+use super::walk::{fingerprint, into_text, Outcome, PageRead, Walker};
 use crate::http::{FetchError, Upstream};
 use crate::items::ranges_of;
 use crate::json::RawObject;
@@ -61,42 +61,9 @@ impl<U: Upstream> Walker<'_, U> {
                 Err(e) => return self.failed(out, e),
             };
             let text = body.as_str();
-            let page = if self.gathered.located && self.gathered.envelope.is_some() {
-                let path = self.gathered.path.clone().unwrap_or_default();
-                match collection::split_text(text, &path) {
-                    Ok(Some(page)) => page,
-                    Ok(None) => {
-                        let e = UpstreamError::MissingCollection {
-                            page: out.pages + 1,
-                            path: collection::path_text(&path),
-                        };
-                        return self.failed(out, e);
-                    }
-                    Err(e) => {
-                        return self.failed(out, malformed_text(status, text, &e.to_string()))
-                    }
-                }
-            } else {
-                match self.first_page(text, out.pages + 1) {
-                    Ok(Some(page)) => page,
-                    Ok(None) => {
-                        // No collection: one item-less result, as a page walk does.
-                        match serde_json::from_str::<&RawValue>(text) {
-                            Ok(root) => self.keep_single(root, value),
-                            Err(e) => {
-                                return self
-                                    .failed(out, malformed_text(status, text, &e.to_string()))
-                            }
-                        }
-                        out.pages += 1;
-                        self.report(out.pages, value);
-                        return Ok(out.done());
-                    }
-                    Err(FirstPageError::Malformed(e)) => {
-                        return self.failed(out, malformed_text(status, text, &e))
-                    }
-                    Err(FirstPageError::Missing(e)) => return self.failed(out, e),
-                }
+            let page = match self.read_page(text, status, &mut out, value) {
+                PageRead::Page(page) => page,
+                PageRead::Ended(end) => return end,
             };
             out.pages += 1;
             let next = next_of(text, &page, &paging.next);

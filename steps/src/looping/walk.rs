@@ -162,43 +162,9 @@ impl<'a, U: Upstream> Walker<'a, U> {
                 Err(e) => return self.failed(out, e),
             };
             let text = body.as_str();
-            let page = if self.gathered.located && self.gathered.envelope.is_some() {
-                // Every later page is split in one pass along the path page one found.
-                let path = self.gathered.path.clone().unwrap_or_default();
-                match collection::split_text(text, &path) {
-                    Ok(Some(page)) => page,
-                    Ok(None) => {
-                        let e = UpstreamError::MissingCollection {
-                            page: out.pages + 1,
-                            path: collection::path_text(&path),
-                        };
-                        return self.failed(out, e);
-                    }
-                    Err(e) => {
-                        return self.failed(out, malformed_text(status, text, &e.to_string()))
-                    }
-                }
-            } else {
-                match self.first_page(text, out.pages + 1) {
-                    Ok(Some(page)) => page,
-                    Ok(None) => {
-                        // No collection: the response is one item-less result.
-                        match serde_json::from_str::<&RawValue>(text) {
-                            Ok(root) => self.keep_single(root, value),
-                            Err(e) => {
-                                return self
-                                    .failed(out, malformed_text(status, text, &e.to_string()))
-                            }
-                        }
-                        out.pages += 1;
-                        self.report(out.pages, value);
-                        return Ok(out.done());
-                    }
-                    Err(FirstPageError::Malformed(e)) => {
-                        return self.failed(out, malformed_text(status, text, &e))
-                    }
-                    Err(FirstPageError::Missing(e)) => return self.failed(out, e),
-                }
+            let page = match self.read_page(text, status, &mut out, value) {
+                PageRead::Page(page) => page,
+                PageRead::Ended(end) => return end,
             };
             out.pages += 1;
             total = page.total.or(total);
@@ -301,6 +267,47 @@ impl<'a, U: Upstream> Walker<'a, U> {
         }
     }
 
+    /// The page in `text`: split along the path page one found, or read
+    /// as page one (where the collection is). A response without a
+    /// collection ends the walk with one item-less result; a page that
+    /// cannot be read ends it as `failed` says.
+    pub(super) fn read_page<'t>(
+        &mut self,
+        text: &'t str,
+        status: u16,
+        out: &mut Outcome,
+        value: Option<&Value>,
+    ) -> PageRead<'t> {
+        let number = out.pages + 1;
+        if self.gathered.located && self.gathered.envelope.is_some() {
+            let path = self.gathered.path.clone().unwrap_or_default();
+            let e = match collection::split_text(text, &path) {
+                Ok(Some(page)) => return PageRead::Page(page),
+                Ok(None) => UpstreamError::MissingCollection {
+                    page: number,
+                    path: collection::path_text(&path),
+                },
+                Err(e) => malformed_text(status, text, &e.to_string()),
+            };
+            return PageRead::Ended(self.failed(std::mem::take(out), e));
+        }
+        let e = match self.first_page(text, number) {
+            Ok(Some(page)) => return PageRead::Page(page),
+            Ok(None) => match serde_json::from_str::<&RawValue>(text) {
+                Ok(root) => {
+                    self.keep_single(root, value);
+                    out.pages += 1;
+                    self.report(out.pages, value);
+                    return PageRead::Ended(Ok(std::mem::take(out).done()));
+                }
+                Err(e) => malformed_text(status, text, &e.to_string()),
+            },
+            Err(FirstPageError::Malformed(e)) => malformed_text(status, text, &e),
+            Err(FirstPageError::Missing(e)) => e,
+        };
+        PageRead::Ended(self.failed(std::mem::take(out), e))
+    }
+
     pub(super) async fn fetch(
         &mut self,
         args: &Map<String, Value>,
@@ -341,7 +348,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
 
     /// Page one of the call (or of a value whose collection is not known
     /// yet): where the collection is, its envelope, and the page.
-    pub(super) fn first_page<'t>(
+    fn first_page<'t>(
         &mut self,
         text: &'t str,
         page: u32,
@@ -449,7 +456,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
         take < ranges.len()
     }
 
-    pub(super) fn keep_single(&mut self, root: &RawValue, value: Option<&Value>) {
+    fn keep_single(&mut self, root: &RawValue, value: Option<&Value>) {
         match (self.tag_key, value) {
             (Some(key), Some(v)) => {
                 for_each::tag_into(&mut self.gathered.items, root.get(), key, v);
@@ -513,8 +520,14 @@ impl<'a, U: Upstream> Walker<'a, U> {
     }
 }
 
+/// A page read from a body, or how the walk ended with it.
+pub(super) enum PageRead<'t> {
+    Page(Page<'t>),
+    Ended(Result<Outcome, UpstreamError>),
+}
+
 /// Why page one could not be read.
-pub(super) enum FirstPageError {
+enum FirstPageError {
     Malformed(String),
     Missing(UpstreamError),
 }
@@ -560,7 +573,7 @@ pub(super) fn into_text(response: RawResponse) -> Result<String, UpstreamError> 
 }
 
 /// A body that is text but not the JSON expected.
-pub(super) fn malformed_text(status: u16, text: &str, message: &str) -> UpstreamError {
+fn malformed_text(status: u16, text: &str, message: &str) -> UpstreamError {
     UpstreamError::Malformed {
         status,
         message: message.to_string(),
