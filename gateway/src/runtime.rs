@@ -28,10 +28,7 @@ use crate::caller::{cache_scope, cache_ttl, Caller, CredentialKind};
 use crate::config::file::CredentialsFile;
 use crate::config::{AgentConfig, BaseUrl, Binding, McpServer, ProviderKind};
 use crate::connections::{ConnectionStore, Sealer};
-use crate::discovery::pool::{
-    meta_tools, names_to_load, AgentPool, Loaded, PoolEntry, CALL_TOOL, LOAD_TOOL, SEARCH_TOOL,
-};
-use crate::discovery::split::Placement;
+use crate::discovery::pool::{meta_tools, AgentPool, Loaded, LOAD_TOOL, SEARCH_TOOL};
 use crate::guard::guard;
 use crate::listing::{agent_tools, Bound, ToolDefinition};
 use crate::restriction::{PendingCuts, FETCH_TOOL, QUERY_TOOL};
@@ -62,8 +59,8 @@ pub struct Gateway {
     shutdown: CancellationToken,
     /// Each agent's split of direct and pooled tools (SPEC §7), and what
     /// each thread loaded from its pool.
-    pools: HashMap<String, AgentPool>,
-    loaded: Loaded,
+    pub(crate) pools: HashMap<String, AgentPool>,
+    pub(crate) loaded: Loaded,
     /// Where connected-app credentials are kept, and their sealer (none
     /// without a connections key).
     pub(crate) connections: Option<(Arc<dyn ConnectionStore>, Arc<Sealer>)>,
@@ -220,55 +217,6 @@ impl Gateway {
         Ok(gateway)
     }
 
-    /// `agent`'s split and pool index, from its served tools.
-    fn pool_of(&self, agent: &str) -> AgentPool {
-        let (bindings, defs) = self.served(agent);
-        let entries: Vec<PoolEntry<'_>> = bindings
-            .iter()
-            .zip(&defs)
-            .map(|(b, d)| {
-                let openapi = match self.config.providers.get(&b.provider).map(|p| &p.kind) {
-                    Some(ProviderKind::OpenApi { app, .. }) => Some(*app),
-                    _ => None,
-                };
-                PoolEntry {
-                    definition: d,
-                    provider: &b.provider,
-                    tool_id: &b.tool_id,
-                    method: openapi.and(b.tool.as_deref()).map(|t| t.method.as_upper()),
-                    app: openapi == Some(true),
-                    discovery: b.discovery,
-                }
-            })
-            .collect();
-        let budget = self
-            .config
-            .agents
-            .get(agent)
-            .map_or(crate::discovery::split::DEFAULT_BUDGET, |a| a.tool_budget);
-        AgentPool::new(&entries, budget)
-    }
-
-    /// The split of `agent`'s tools, each with its definition's name and
-    /// provider (for `--explain`).
-    pub fn explain(&self, agent: &str) -> Option<Vec<(String, String, Placement)>> {
-        let pool = self.pools.get(agent)?;
-        let (bindings, defs) = self.served(agent);
-        Some(
-            bindings
-                .iter()
-                .zip(&defs)
-                .zip(&pool.split.placements)
-                .map(|((b, d), p)| (d.name.clone(), b.provider.clone(), p.clone()))
-                .collect(),
-        )
-    }
-
-    /// Whether `agent` has pooled tools (and so the discovery tools).
-    pub fn has_pool(&self, agent: &str) -> bool {
-        self.pools.get(agent).is_some_and(AgentPool::has_pool)
-    }
-
     /// Stops the upstream MCP servers' supervisors (closing their
     /// connections, which stops child processes) and waits for them.
     pub async fn shutdown(&self) {
@@ -354,75 +302,6 @@ impl Gateway {
             out.extend(crate::apps::connection_tools());
         }
         out
-    }
-
-    /// The discovery tools' calls: a search, a load, or a call through
-    /// `call_tool` (`Err` with its tool name and arguments).
-    fn discovery_call(
-        &self,
-        caller: &Caller,
-        name: &str,
-        args: Map<String, Value>,
-    ) -> Result<Answer, (String, Map<String, Value>)> {
-        let agent = &caller.claims.agent;
-        let Some(pool) = self.pools.get(agent).filter(|p| p.has_pool()) else {
-            return Err((name.to_string(), args));
-        };
-        let answer = |r: Result<String, String>| match r {
-            Ok(text) => Answer {
-                text,
-                is_error: false,
-            },
-            Err(e) => Answer::error(e),
-        };
-        match name {
-            SEARCH_TOOL => Ok(answer(pool.search(&self.served(agent).1, &args))),
-            LOAD_TOOL => Ok(answer(self.load(caller, &args))),
-            CALL_TOOL => {
-                let Some(inner) = args.get("toolName").and_then(Value::as_str) else {
-                    return Ok(Answer::error(
-                        "give `toolName`: a tool loaded with load_tool",
-                    ));
-                };
-                let arguments = match args.get("arguments") {
-                    None => Map::new(),
-                    Some(Value::Object(o)) => o.clone(),
-                    Some(_) => return Ok(Answer::error("`arguments` is an object")),
-                };
-                Err((inner.to_string(), arguments))
-            }
-            _ => Err((name.to_string(), args)),
-        }
-    }
-
-    /// `load_tool`: records the pooled tools asked for in the caller's
-    /// thread; answers with their schemas and how to call them.
-    fn load(&self, caller: &Caller, args: &Map<String, Value>) -> Result<String, String> {
-        let agent = &caller.claims.agent;
-        let names = names_to_load(args)?;
-        let (bindings, defs) = self.served(agent);
-        let mut found = Vec::new();
-        for n in &names {
-            let at = defs[..bindings.len()].iter().position(|d| &d.name == n);
-            match at {
-                Some(i) => found.push(defs[i].clone()),
-                None => {
-                    return Err(format!(
-                        "agent `{agent}` has no tool `{n}`: find tools with {SEARCH_TOOL}"
-                    ))
-                }
-            }
-        }
-        self.loaded.load(agent, &caller.scope, &names);
-        let how = match caller.session {
-            true => "Loaded for this conversation: they are in your tool list now (call them by name, or through call_tool).",
-            false => "Loaded for this conversation. Call them through call_tool {\"toolName\": ..., \"arguments\": {...}}: this connection's tool list does not change.",
-        };
-        let tools: Vec<Value> = found
-            .iter()
-            .map(|d| serde_json::json!({"name": d.name, "description": d.description, "inputSchema": d.input_schema}))
-            .collect();
-        Ok(serde_json::json!({"loaded": names, "tools": tools, "note": how}).to_string())
     }
 
     /// Calls `name` for `caller`: a discovery tool, or a bound tool

@@ -3,6 +3,7 @@
 //! (`search`: BM25F over tool names, toolkits, descriptions and parameter
 //! names).
 
+pub mod calls;
 pub mod pool;
 pub mod search;
 pub mod split;
