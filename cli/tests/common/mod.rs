@@ -2,6 +2,8 @@
 //! own, the demo shop on a free port, and reading what the binary printed.
 #![allow(dead_code)] // each test file uses the part it needs
 
+pub mod mcp_http;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, Output};
