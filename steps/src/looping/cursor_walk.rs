@@ -19,7 +19,7 @@ use super::collection::Page;
 use super::cursor::{CursorPaging, NextSource};
 use super::page_plan::set_path;
 use super::verdict::StopReason;
-use super::walk::{fingerprint, into_text, Outcome, PageRead, Walker};
+use super::walk::{fingerprint, Outcome, PageRead, Walker};
 use crate::http::{FetchError, Upstream};
 use crate::items::ranges_of;
 use crate::json::RawObject;
@@ -50,15 +50,10 @@ impl<U: Upstream> Walker<'_, U> {
             if self.cancel.is_cancelled() {
                 return Ok(out.stop(StopReason::Cancelled, None));
             }
-            let response = match self.fetch(&args).await {
+            let (status, body) = match self.fetch_text(&args).await {
                 Ok(r) => r,
                 Err(FetchError::Stopped(reason)) => return Ok(out.stop(reason, None)),
                 Err(FetchError::Upstream(e)) => return self.failed(out, e),
-            };
-            let status = response.status;
-            let body = match into_text(response) {
-                Ok(t) => t,
-                Err(e) => return self.failed(out, e),
             };
             let text = body.as_str();
             let page = match self.read_page(text, status, &mut out, value) {

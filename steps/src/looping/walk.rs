@@ -148,18 +148,13 @@ impl<'a, U: Upstream> Walker<'a, U> {
             if let Some(plan) = &plan {
                 plan.apply(&mut args);
             }
-            let response = match self.fetch(&args).await {
+            let (status, body) = match self.fetch_text(&args).await {
                 Ok(r) => r,
                 Err(FetchError::Stopped(reason)) => return Ok(out.stop(reason, None)),
                 Err(FetchError::Upstream(UpstreamError::Status {
                     status: 400 | 404, ..
                 })) if met_total => return Ok(out.done()),
                 Err(FetchError::Upstream(e)) => return self.failed(out, e),
-            };
-            let status = response.status;
-            let body = match into_text(response) {
-                Ok(t) => t,
-                Err(e) => return self.failed(out, e),
             };
             let text = body.as_str();
             let page = match self.read_page(text, status, &mut out, value) {
@@ -308,10 +303,19 @@ impl<'a, U: Upstream> Walker<'a, U> {
         PageRead::Ended(self.failed(std::mem::take(out), e))
     }
 
-    pub(super) async fn fetch(
+    /// The status and the body, as text, of the answer to `args`.
+    pub(super) async fn fetch_text(
         &mut self,
         args: &Map<String, Value>,
-    ) -> Result<RawResponse, FetchError> {
+    ) -> Result<(u16, String), FetchError> {
+        let response = self.fetch(args).await?;
+        let status = response.status;
+        into_text(response)
+            .map(|text| (status, text))
+            .map_err(FetchError::Upstream)
+    }
+
+    async fn fetch(&mut self, args: &Map<String, Value>) -> Result<RawResponse, FetchError> {
         let Some(journal) = self.journal else {
             return self.send(args).await;
         };
@@ -560,7 +564,7 @@ fn declared_rows(text: &str) -> Option<u64> {
 }
 
 /// The body as text, taken over without a copy when nothing else holds it.
-pub(super) fn into_text(response: RawResponse) -> Result<String, UpstreamError> {
+fn into_text(response: RawResponse) -> Result<String, UpstreamError> {
     let status = response.status;
     String::from_utf8(Vec::from(response.body)).map_err(|e| {
         let message = e.utf8_error().to_string();
