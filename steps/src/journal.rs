@@ -9,17 +9,20 @@
 //! `PageJournal` (the run store's, for server runs).
 
 use bytes::Bytes;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::cache::key::canonical;
 use crate::cache::BoxFuture;
+use crate::http::Target;
 use crate::Tool;
 
 /// A page kept by an earlier attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeptPage {
     pub status: u16,
+    /// The answer's `Link` header's next target, for walks that follow it.
+    pub next_link: Option<String>,
     pub body: Bytes,
 }
 
@@ -41,14 +44,22 @@ pub struct Journal<'a> {
 }
 
 /// The key of one request: the upstream that answers, the operation, and
-/// the arguments (keys sorted), position included.
-pub fn request_key(upstream: &str, tool: &Tool, arguments: &Map<String, Value>) -> String {
-    let material = json!({
+/// the arguments (keys sorted), position included — or, for a page reached
+/// by a next-page link, the link too.
+pub fn request_key(upstream: &str, tool: &Tool, target: Target<'_>) -> String {
+    let (arguments, link) = match target {
+        Target::Arguments(arguments) => (arguments, None),
+        Target::Link { arguments, url } => (arguments, Some(url)),
+    };
+    let mut material = json!({
         "upstream": upstream,
         "method": tool.method.as_upper(),
         "path": tool.path,
         "arguments": canonical(&Value::Object(arguments.clone())),
     });
+    if let Some(link) = link {
+        material["link"] = Value::String(link.to_string());
+    }
     let digest = Sha256::digest(material.to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -153,8 +153,10 @@ impl Tool {
         if self.walkability.is_walkable() {
             return None;
         }
-        self.cursor.as_ref().filter(|c| {
-            c.param.is_some() && matches!(c.next, NextSource::Body(_) | NextSource::LastItem { .. })
+        // A cursor needs a parameter to go in; a next URL is followed as it is.
+        self.cursor.as_ref().filter(|c| match c.next {
+            NextSource::Body(_) | NextSource::LastItem { .. } => c.param.is_some(),
+            NextSource::NextUrl(_) | NextSource::LinkHeader => true,
         })
     }
 

@@ -30,7 +30,8 @@ on_both_backends!(
     concurrent_claimers_never_share_a_run,
     a_writer_whose_lease_was_taken_over_writes_nothing_more,
     heartbeats_renew_the_lease_until_another_attempt_holds_it,
-    concurrent_fenced_writes_all_land
+    concurrent_fenced_writes_all_land,
+    kept_pages_come_back_whole_with_their_next_link
 );
 
 fn now() -> DateTime<Utc> {
@@ -287,6 +288,45 @@ async fn concurrent_fenced_writes_all_land(db: Db) -> Result<()> {
         failures.is_empty(),
         "{} writes failed: {failures:?}",
         failures.len()
+    );
+    Ok(())
+}
+
+/// A page kept under a lease comes back as it was kept, `Link` target
+/// included (a walk that follows `Link` headers resumes along it); a
+/// writer without the lease keeps nothing.
+async fn kept_pages_come_back_whole_with_their_next_link(db: Db) -> Result<()> {
+    use dragnet_steps::journal::{KeptPage, PageJournal};
+    db.create_team("t1", "team one", now()).await?;
+    let lease = submit(&db, "run_p", Some("proc-1"))
+        .await?
+        .context("the submitter's lease")?;
+    let pages = dragnet_store::RunPages::new(db.clone(), lease.clone());
+    let linked = KeptPage {
+        status: 200,
+        next_link: Some("http://127.0.0.1:9/github/customers?after=ev_1".into()),
+        body: b"[{\"id\":1}]".to_vec().into(),
+    };
+    let plain = KeptPage {
+        status: 200,
+        next_link: None,
+        body: b"{\"items\":[]}".to_vec().into(),
+    };
+    pages.keep("step", "k1", &linked).await;
+    pages.keep("step", "k2", &plain).await;
+    ensure!(pages.recall("step", "k1").await.as_ref() == Some(&linked));
+    ensure!(pages.recall("step", "k2").await.as_ref() == Some(&plain));
+    ensure!(pages.recall("other", "k1").await.is_none());
+    let stranger = dragnet_store::Lease {
+        owner: "proc-2".into(),
+        ..lease
+    };
+    dragnet_store::RunPages::new(db.clone(), stranger)
+        .keep("step", "k3", &plain)
+        .await;
+    ensure!(
+        pages.recall("step", "k3").await.is_none(),
+        "only the holder keeps pages"
     );
     Ok(())
 }

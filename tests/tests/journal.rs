@@ -50,6 +50,17 @@ impl PageJournal for Memory {
 }
 
 async fn walk(h: &Harness, memory: &Memory, per_page: u64, limits: Limits) -> LoopResult {
+    let args = json!({"status": "open", "per_page": per_page, "_all_pages": true});
+    walk_tool(h, memory, "listOrders", args, limits).await
+}
+
+async fn walk_tool(
+    h: &Harness,
+    memory: &Memory,
+    tool: &str,
+    args: Value,
+    limits: Limits,
+) -> LoopResult {
     let runtime = Runtime {
         journal: Some(Journal {
             store: memory,
@@ -57,13 +68,12 @@ async fn walk(h: &Harness, memory: &Memory, per_page: u64, limits: Limits) -> Lo
         }),
         ..Runtime::quiet()
     };
-    let Value::Object(args) = json!({"status": "open", "per_page": per_page, "_all_pages": true})
-    else {
+    let Value::Object(args) = args else {
         unreachable!()
     };
     let (arguments, options) = LoopOptions::split_reserved(args).unwrap();
     let call = ToolCall {
-        tool: h.tool("listOrders"),
+        tool: h.tool(tool),
         arguments,
         options,
         limits,
@@ -167,4 +177,48 @@ async fn a_kept_page_never_answers_another_upstream() {
                 m
             });
     assert_eq!(scopes.len(), 1);
+}
+
+#[tokio::test]
+async fn walks_by_next_url_and_link_header_resume_along_the_kept_links() {
+    let h = Harness::start().await;
+    for (tool, path, args) in [
+        (
+            "listLinkedCustomers",
+            "/github/customers",
+            json!({"limit": 40, "_all_pages": true}),
+        ),
+        (
+            "listTwilioCustomers",
+            "/twilio/customers",
+            json!({"PageSize": 40, "_all_pages": true}),
+        ),
+    ] {
+        h.shop.clear_requests();
+        let memory = Memory::default();
+        let count = |h: &Harness| h.requests().iter().filter(|r| r.path == path).count();
+        let fresh = walk_tool(&h, &memory, tool, args.clone(), test_limits()).await;
+        assert!(fresh.verdict.complete, "{tool}: {}", fresh.verdict.note);
+        let pages = count(&h);
+        assert_eq!(memory.len(), pages, "{tool}");
+        memory.truncate(4);
+        let resumed = walk_tool(&h, &memory, tool, args, test_limits()).await;
+        assert_eq!(
+            count(&h),
+            pages + (pages - 4),
+            "{tool}: only the pages not kept"
+        );
+        assert_eq!(ids(&resumed), ids(&fresh), "{tool}");
+        assert!(resumed.verdict.complete, "{tool}: {}", resumed.verdict.note);
+        // The fifth page was asked for by the link page four kept.
+        let fifth = &h.requests()[pages];
+        assert!(
+            fifth
+                .query
+                .iter()
+                .any(|(k, _)| k == "after" || k == "PageToken"),
+            "{tool}: {:?}",
+            fifth.query
+        );
+    }
 }

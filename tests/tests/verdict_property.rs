@@ -149,6 +149,7 @@ impl Sim {
                     Fault::Malformed => {
                         return RawResponse {
                             status: 200,
+                            next_link: None,
                             retry_after: None,
                             rate_limit: None,
                             body: Bytes::from_static(b"{\"data\": [ {\"id\": 1,"),
@@ -162,6 +163,7 @@ impl Sim {
         if b.shape == Shape::Drf && !b.offset_style && page > 1 && start >= visible {
             return RawResponse {
                 status: 404,
+                next_link: None,
                 retry_after: None,
                 rate_limit: None,
                 body: Bytes::from_static(b"{\"detail\": \"Invalid page.\"}"),
@@ -229,6 +231,7 @@ impl Sim {
         };
         RawResponse {
             status: 200,
+            next_link: None,
             retry_after: None,
             rate_limit: None,
             body: Bytes::from(body.to_string()),
@@ -239,6 +242,7 @@ impl Sim {
 fn status(code: u16) -> RawResponse {
     RawResponse {
         status: code,
+        next_link: None,
         retry_after: None,
         rate_limit: None,
         body: Bytes::from_static(b"{\"error\":\"boom\"}"),

@@ -46,6 +46,10 @@ pub(crate) enum Fault {
         bytes: usize,
     },
     MissingCollection(u64),
+    /// Page N points onward with the cursor (or next URL) that reached it.
+    RepeatCursor(u64),
+    /// Page N's next URL names another origin (the other loopback name).
+    ForeignNext(u64),
     /// `rate=N:MS[:headers]`: at most N requests per MS-millisecond window, per shop.
     Rate(RateFault),
 }
@@ -180,6 +184,16 @@ impl Faults {
         })
     }
 
+    /// Whether page `page` gives back the cursor that reached it.
+    pub(crate) fn repeat_cursor(&self, page: u64) -> bool {
+        self.all().any(|f| *f == Fault::RepeatCursor(page))
+    }
+
+    /// Whether page `page`'s next URL names another origin.
+    pub(crate) fn foreign_next(&self, page: u64) -> bool {
+        self.all().any(|f| *f == Fault::ForeignNext(page))
+    }
+
     /// Whether page `page` leaves out its collection.
     pub(crate) fn missing_collection(&self, page: u64) -> bool {
         self.all().any(|f| *f == Fault::MissingCollection(page))
@@ -226,13 +240,16 @@ fn parse_token(token: &str) -> Result<Fault, ShopError> {
                 _ => Fault::TotalFirstPageOnly,
             }
         }
-        "cap" | "short-page" | "malformed" | "missing-collection" => {
+        "cap" | "short-page" | "malformed" | "missing-collection" | "repeat-cursor"
+        | "foreign-next" => {
             arity(1, &format!("{name}=N"))?;
             let n = positive(token, fields[0])?;
             match name {
                 "cap" => Fault::Cap(usize::try_from(n).unwrap_or(usize::MAX)),
                 "short-page" => Fault::ShortPage(n),
                 "malformed" => Fault::Malformed(n),
+                "repeat-cursor" => Fault::RepeatCursor(n),
+                "foreign-next" => Fault::ForeignNext(n),
                 _ => Fault::MissingCollection(n),
             }
         }

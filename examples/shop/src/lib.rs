@@ -26,6 +26,7 @@
 //! wrong type, are a 400 `{"error": "..."}`. `GET /_admin/requests` returns the request log
 //! and `DELETE /_admin/requests` clears it; neither is in the OpenAPI document or the log.
 
+mod cursors;
 mod data;
 mod drf;
 mod error;

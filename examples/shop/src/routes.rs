@@ -12,7 +12,6 @@ use axum::{middleware, Router};
 use serde_json::{json, Map, Value};
 
 use crate::data::{dataset, Event, Order, OrderStatus};
-use crate::drf;
 use crate::error::ShopError;
 use crate::faults::Faults;
 use crate::log::{self, MAX_BODY_BYTES};
@@ -23,6 +22,7 @@ use crate::params::{
 };
 use crate::resources;
 use crate::state::Shared;
+use crate::{cursors, drf};
 
 const PAGE: Bounds = Bounds::new(1, 1, None);
 const PER_PAGE: Bounds = Bounds::new(25, 1, Some(100));
@@ -48,6 +48,9 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/drf/customers", get(drf::list_customers))
         .route("/odata/orders", get(list_orders_odata))
         .route("/events", get(list_events))
+        .route("/stripe/customers", get(cursors::stripe))
+        .route("/github/customers", get(cursors::github))
+        .route("/twilio/customers", get(cursors::twilio))
         .route("/properties", get(resources::list_properties))
         .route(
             "/properties/{property_id}/orders",
@@ -267,13 +270,13 @@ async fn list_events(
     Ok(serve_page(&shared.once, &faults, &rows, request, &shape).await)
 }
 
-fn encode_cursor(offset: u64, chain: u64) -> String {
+pub(crate) fn encode_cursor(offset: u64, chain: u64) -> String {
     let chain = chain.min((1 << CHAIN_BITS) - 1);
     format!("ev_{:016x}", ((offset << CHAIN_BITS) | chain) ^ CURSOR_MASK)
 }
 
 /// `(offset, chain)` of a cursor this server issued; anything else is a 400.
-fn decode_cursor(text: &str, count: u64) -> Result<(u64, u64), ShopError> {
+pub(crate) fn decode_cursor(text: &str, count: u64) -> Result<(u64, u64), ShopError> {
     let invalid = || {
         ShopError::bad(format!(
             "`cursor` is not a cursor this API issued: `{text}`"

@@ -266,6 +266,7 @@ impl McpUpstream {
             status,
             retry_after: None,
             rate_limit: None,
+            next_link: None,
             body: body.into(),
         })
     }

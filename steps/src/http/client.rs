@@ -6,11 +6,12 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::header::{HeaderMap, LOCATION, RETRY_AFTER};
+use reqwest::header::{HeaderMap, LINK, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value};
 
 use super::credentials::{Credentials, Secret};
+use super::link::{next_of_link_header, resolve_on_origin, LinkRefused};
 use super::pacing::{Pacing, RateLimit};
 use super::redact::Redactor;
 use super::request::{build_parts, RequestParts};
@@ -134,28 +135,24 @@ impl HttpUpstream {
     }
 }
 
-impl Upstream for HttpUpstream {
-    async fn send(
+impl HttpUpstream {
+    /// One exchange: the request for `parts` sent to `url`, redirects
+    /// followed by hand, the body read against `max_bytes` and redacted.
+    async fn exchange(
         &self,
         tool: &Tool,
-        arguments: &Map<String, Value>,
+        parts: &RequestParts,
+        mut url: Url,
         max_bytes: u64,
     ) -> Result<RawResponse, UpstreamError> {
-        let parts = build_parts(tool, arguments).map_err(|e| self.failed(e.to_string()))?;
         let mut method =
             Method::from_bytes(tool.method.as_upper().as_bytes()).unwrap_or(Method::GET);
-        let start = format!("{}{}", self.base_url, parts.path);
-        let mut url = Url::parse(&start)
-            .map_err(|e| self.failed(format!("`{}` is not a valid URL: {e}", self.base_url)))?;
-        if !parts.query.is_empty() {
-            url.query_pairs_mut().extend_pairs(&parts.query);
-        }
         let origin = url.origin();
         let mut with_body = true;
         let mut hops = 0;
         let response = loop {
             let trusted = url.origin() == origin;
-            let request = self.request(method.clone(), url.clone(), &parts, with_body, trusted);
+            let request = self.request(method.clone(), url.clone(), parts, with_body, trusted);
             let response = request
                 .send()
                 .await
@@ -199,6 +196,13 @@ impl Upstream for HttpUpstream {
         let status = response.status().as_u16();
         let retry_after = retry_after(response.headers());
         let rate_limit = rate_limit(response.headers());
+        let next_link = response
+            .headers()
+            .get_all(LINK)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find_map(next_of_link_header)
+            .map(|l| self.redactor.text(l));
         let body = read_body(response, max_bytes).await.map_err(|e| match e {
             BodyError::Bound(read) => UpstreamError::ByteBound { read },
             BodyError::Broken(e) => self.failed(connection_message(e)),
@@ -207,8 +211,27 @@ impl Upstream for HttpUpstream {
             status,
             retry_after,
             rate_limit,
+            next_link,
             body: self.redactor.bytes(body),
         })
+    }
+}
+
+impl Upstream for HttpUpstream {
+    async fn send(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        max_bytes: u64,
+    ) -> Result<RawResponse, UpstreamError> {
+        let parts = build_parts(tool, arguments).map_err(|e| self.failed(e.to_string()))?;
+        let start = format!("{}{}", self.base_url, parts.path);
+        let mut url = Url::parse(&start)
+            .map_err(|e| self.failed(format!("`{}` is not a valid URL: {e}", self.base_url)))?;
+        if !parts.query.is_empty() {
+            url.query_pairs_mut().extend_pairs(&parts.query);
+        }
+        self.exchange(tool, &parts, url, max_bytes).await
     }
 
     fn identity(&self) -> String {
@@ -217,6 +240,24 @@ impl Upstream for HttpUpstream {
 
     fn pacing(&self) -> Option<&Pacing> {
         Some(&self.pacing)
+    }
+
+    fn link_target(&self, link: &str) -> Result<String, LinkRefused> {
+        resolve_on_origin(&self.base_url, link).map(String::from)
+    }
+
+    async fn send_link(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        url: &str,
+        max_bytes: u64,
+    ) -> Result<RawResponse, UpstreamError> {
+        let parts = build_parts(tool, arguments).map_err(|e| self.failed(e.to_string()))?;
+        // Checked again here: nothing but the provider's origin is sent to.
+        let url = resolve_on_origin(&self.base_url, url)
+            .map_err(|refused| self.refused(refused.describe()))?;
+        self.exchange(tool, &parts, url, max_bytes).await
     }
 }
 

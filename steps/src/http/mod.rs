@@ -4,6 +4,7 @@
 
 mod client;
 mod credentials;
+pub mod link;
 pub mod pacing;
 pub mod redact;
 mod request;
@@ -19,10 +20,11 @@ use crate::{Tool, UpstreamError};
 
 pub use client::{canonical_base, HttpUpstream, MAX_REDIRECTS};
 pub use credentials::{Credentials, Secret};
+pub use link::LinkRefused;
 pub use pacing::{Pacing, RateLimit};
 pub use redact::Redactor;
 pub use request::{build_parts, RequestParts};
-pub use retry::{send_with_retry, FetchError};
+pub use retry::{send_with_retry, FetchError, Target};
 
 /// One answer from an upstream, any status.
 #[derive(Debug, Clone)]
@@ -32,6 +34,8 @@ pub struct RawResponse {
     pub retry_after: Option<Duration>,
     /// `X-RateLimit-Remaining` (with `X-RateLimit-Reset`), when sent.
     pub rate_limit: Option<RateLimit>,
+    /// The `Link` header's `rel="next"` target, as sent (redacted).
+    pub next_link: Option<String>,
     pub body: Bytes,
 }
 
@@ -54,6 +58,33 @@ pub trait Upstream: Send + Sync {
     /// same tool and arguments (for HTTP: the canonical base URL). Part of
     /// every cache key.
     fn identity(&self) -> String;
+
+    /// Where a next-page link an answer gave (`link`, absolute or relative
+    /// to the provider's base URL) leads, when it may be followed: only on
+    /// the provider's own origin. Upstreams that cannot follow links (an
+    /// MCP server) refuse every one.
+    fn link_target(&self, link: &str) -> Result<String, LinkRefused> {
+        let _ = link;
+        Err(LinkRefused::Unusable)
+    }
+
+    /// Sends the tool's request to `url` (a target `link_target` gave)
+    /// instead of its own path and query: the same method, header
+    /// parameters, body and credentials.
+    fn send_link(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        url: &str,
+        max_bytes: u64,
+    ) -> impl Future<Output = Result<RawResponse, UpstreamError>> + Send {
+        let _ = (tool, arguments, url, max_bytes);
+        async {
+            Err(UpstreamError::Connection {
+                message: "this upstream cannot follow next-page links".into(),
+            })
+        }
+    }
 
     /// The pacing every walk through this upstream shares; `None` lets
     /// each call pace on its own.

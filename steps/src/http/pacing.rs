@@ -173,6 +173,7 @@ mod tests {
                 remaining,
                 reset: Some(Duration::from_secs(reset)),
             }),
+            next_link: None,
             body: bytes::Bytes::new(),
         }
     }

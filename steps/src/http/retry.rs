@@ -24,11 +24,38 @@ pub enum FetchError {
     Stopped(StopReason),
 }
 
+/// Where one request goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    /// The tool's own path and query, built from the arguments.
+    Arguments(&'a Map<String, Value>),
+    /// A next-page link the upstream accepted (`Upstream::link_target`),
+    /// with the arguments' header parameters and body.
+    Link {
+        arguments: &'a Map<String, Value>,
+        url: &'a str,
+    },
+}
+
+impl<'a> Target<'a> {
+    async fn send<U: Upstream>(
+        self,
+        upstream: &U,
+        tool: &Tool,
+        room: u64,
+    ) -> Result<RawResponse, UpstreamError> {
+        match self {
+            Target::Arguments(args) => upstream.send(tool, args, room).await,
+            Target::Link { arguments, url } => upstream.send_link(tool, arguments, url, room).await,
+        }
+    }
+}
+
 /// Sends one request, retrying as SPEC §2 says, and returns a 2xx answer.
 pub async fn send_with_retry<U: Upstream>(
     upstream: &U,
     tool: &Tool,
-    args: &Map<String, Value>,
+    target: Target<'_>,
     budget: &Budget,
     pacing: &Pacing,
 ) -> Result<RawResponse, FetchError> {
@@ -37,7 +64,7 @@ pub async fn send_with_retry<U: Upstream>(
         let ticket = pacing.admit(budget).await.map_err(FetchError::Stopped)?;
         budget.take_request().map_err(FetchError::Stopped)?;
         let room = budget.limits.max_bytes.saturating_sub(budget.bytes());
-        let answer = tokio::time::timeout_at(budget.deadline(), upstream.send(tool, args, room))
+        let answer = tokio::time::timeout_at(budget.deadline(), target.send(upstream, tool, room))
             .await
             .map_err(|_| FetchError::Stopped(StopReason::WallClock))?;
         let error = match answer {

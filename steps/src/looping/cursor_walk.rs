@@ -1,14 +1,19 @@
 //! The cursor walk (SPEC §3.3; issue 14): the walk of `walk.rs` for tools
 //! that page by a cursor read from the body (`next_cursor`,
 //! `nextPageToken`, `response_metadata.next_cursor`, `iterator`…) or from
-//! the last item (`starting_after` with `has_more`). The same fetches,
-//! bounds, budget, progress, fan-out and verdict; pages are kept whole
-//! with their items as ranges. It ends complete only when the API says
-//! there is no next page — the cursor null, empty or absent, `has_more:
-//! false`, `done: true` — and stops partial on a cursor it has seen
-//! before (`repeated_cursor`), on a page that repeats the one before (an
-//! API ignoring the cursor: `repeated_page`), or on a bound while a next
-//! cursor exists.
+//! the last item (`starting_after` with `has_more`), or by a next-page URL
+//! (a body field such as `next_page_uri` or `@odata.nextLink`, or the
+//! `Link` header's `rel="next"`). The same fetches, bounds, budget,
+//! progress, fan-out and verdict; pages are kept whole with their items as
+//! ranges. It ends complete only when the API says there is no next page —
+//! the cursor or URL null, empty or absent, `has_more: false`, `done:
+//! true`, no `rel="next"` — and stops partial on a cursor or URL it has
+//! followed before (`repeated_cursor`), on a page that repeats the one
+//! before (an API ignoring the cursor: `repeated_page`), on a next URL
+//! off the provider's origin (`off_origin`: never followed), or on a bound
+//! while a next page exists. A next URL is followed as given, with the
+//! call's header parameters, body and credentials; the walk adds nothing
+//! to it, so reserved arguments never reach it.
 
 use std::collections::HashSet;
 
@@ -20,7 +25,7 @@ use super::cursor::{CursorPaging, NextSource};
 use super::page_plan::set_path;
 use super::verdict::StopReason;
 use super::walk::{fingerprint, Outcome, PageRead, Walker};
-use crate::http::{FetchError, Upstream};
+use crate::http::{FetchError, Target, Upstream};
 use crate::items::ranges_of;
 use crate::json::RawObject;
 use crate::UpstreamError;
@@ -29,6 +34,8 @@ use crate::UpstreamError;
 enum Next {
     End,
     Cursor(String),
+    /// A next-page URL, as the page wrote it.
+    Link(String),
 }
 
 impl<U: Upstream> Walker<'_, U> {
@@ -41,16 +48,22 @@ impl<U: Upstream> Walker<'_, U> {
         paging: &CursorPaging,
     ) -> Result<Outcome, UpstreamError> {
         let mut out = Outcome::default();
-        let Some(param) = paging.param.as_ref() else {
-            return Ok(out.stop(StopReason::NotWalked, None));
-        };
         let mut seen: HashSet<String> = HashSet::new();
         let mut previous: Option<Vec<u64>> = None;
+        // The next page's URL, once a page gave one.
+        let mut link: Option<String> = None;
         loop {
             if self.cancel.is_cancelled() {
                 return Ok(out.stop(StopReason::Cancelled, None));
             }
-            let (status, body) = match self.fetch_text(&args).await {
+            let target = match &link {
+                None => Target::Arguments(&args),
+                Some(url) => Target::Link {
+                    arguments: &args,
+                    url,
+                },
+            };
+            let (status, body, header_link) = match self.fetch_target(target).await {
                 Ok(r) => r,
                 Err(FetchError::Stopped(reason)) => return Ok(out.stop(reason, None)),
                 Err(FetchError::Upstream(e)) => return self.failed(out, e),
@@ -61,7 +74,7 @@ impl<U: Upstream> Walker<'_, U> {
                 PageRead::Ended(end) => return end,
             };
             out.pages += 1;
-            let next = next_of(text, &page, &paging.next);
+            let next = next_of(text, &page, &paging.next, header_link);
             let ranges = ranges_of(text, &page.items);
             // An API that ignores the cursor serves the same rows again.
             let print = fingerprint(&page.items);
@@ -82,30 +95,57 @@ impl<U: Upstream> Walker<'_, U> {
             if truncated {
                 return Ok(out.stop(StopReason::Items, None));
             }
-            let cursor = match next {
+            let (position, what) = match &next {
                 Next::End => return Ok(out.done()),
-                Next::Cursor(c) => c,
+                Next::Cursor(c) => (c, "cursor"),
+                Next::Link(l) => (l, "next-page URL"),
             };
-            if !seen.insert(cursor.clone()) {
+            if !seen.insert(position.clone()) {
                 let detail = format!(
-                    "page {} gave back a cursor already followed; the walk stopped there",
+                    "page {} gave back a {what} already followed; the walk stopped there",
                     out.pages
                 );
                 return Ok(out.stop(StopReason::RepeatedCursor, Some(detail)));
             }
+            // Only the provider's own origin is followed.
+            let url = match &next {
+                Next::Link(text) => match self.upstream.link_target(text) {
+                    Ok(url) => Some(url),
+                    Err(refused) => {
+                        let detail = format!("after page {}, {}", out.pages, refused.describe());
+                        return Ok(out.stop(StopReason::OffOrigin, Some(detail)));
+                    }
+                },
+                _ => None,
+            };
             if out.pages >= self.budget.limits.max_pages {
                 return Ok(out.stop(StopReason::Pages, None));
             }
             if let Some(reason) = self.budget.exhausted() {
                 return Ok(out.stop(reason, None));
             }
-            set_path(&mut args, &param.arg_path, Value::String(cursor));
+            match (next, url) {
+                (_, Some(url)) => link = Some(url),
+                (Next::Cursor(cursor), None) => {
+                    let Some(param) = paging.param.as_ref() else {
+                        return Ok(out.stop(StopReason::NotWalked, None));
+                    };
+                    set_path(&mut args, &param.arg_path, Value::String(cursor));
+                }
+                // Ended above: a link has its URL, an end returned.
+                (Next::Link(_) | Next::End, None) => return Ok(out.done()),
+            }
         }
     }
 }
 
-/// Where the page says the walk goes next.
-fn next_of(text: &str, page: &Page<'_>, source: &NextSource) -> Next {
+/// Where the page says the walk goes next (`header_link`: its `Link`
+/// header's next target).
+fn next_of(text: &str, page: &Page<'_>, source: &NextSource, header_link: Option<String>) -> Next {
+    // The body may be a bare array (GitHub): the header alone decides.
+    if *source == NextSource::LinkHeader {
+        return header_link.map_or(Next::End, Next::Link);
+    }
     let Ok(top) = serde_json::from_str::<RawObject>(text) else {
         return Next::End;
     };
@@ -130,8 +170,12 @@ fn next_of(text: &str, page: &Page<'_>, source: &NextSource) -> Next {
                 _ => Next::End,
             }
         }
-        // Followed as URLs: not walked here.
-        NextSource::NextUrl(_) | NextSource::LinkHeader => Next::End,
+        NextSource::NextUrl(path) => match field(&top, path) {
+            Some(raw) => cursor_text(raw).map_or(Next::End, Next::Link),
+            None => Next::End,
+        },
+        // Read above.
+        NextSource::LinkHeader => Next::End,
     }
 }
 

@@ -13,6 +13,8 @@ pub enum StopReason {
     RepeatedPage,
     /// A cursor or next link repeated one already followed.
     RepeatedCursor,
+    /// The next page's URL is on another origin than the provider's.
+    OffOrigin,
     TotalMismatch,
     UpstreamError,
     /// A page contradicted its own response schema or declared total, or
@@ -25,7 +27,7 @@ pub enum StopReason {
 
 impl StopReason {
     /// Every reason.
-    pub const ALL: [StopReason; 13] = [
+    pub const ALL: [StopReason; 14] = [
         StopReason::Pages,
         StopReason::Requests,
         StopReason::Items,
@@ -34,6 +36,7 @@ impl StopReason {
         StopReason::ForEachValues,
         StopReason::RepeatedPage,
         StopReason::RepeatedCursor,
+        StopReason::OffOrigin,
         StopReason::TotalMismatch,
         StopReason::UpstreamError,
         StopReason::MalformedPage,
@@ -57,6 +60,7 @@ impl StopReason {
             StopReason::ForEachValues => "for_each_values",
             StopReason::RepeatedPage => "repeated_page",
             StopReason::RepeatedCursor => "repeated_cursor",
+            StopReason::OffOrigin => "off_origin",
             StopReason::TotalMismatch => "total_mismatch",
             StopReason::UpstreamError => "upstream_error",
             StopReason::MalformedPage => "malformed_page",
@@ -79,6 +83,9 @@ impl StopReason {
             }
             StopReason::RepeatedCursor => {
                 "the API gave back a cursor it had given before (following it would loop)"
+            }
+            StopReason::OffOrigin => {
+                "the next page's URL is not on the provider's origin, so it was not followed (credentials go nowhere else)"
             }
             StopReason::TotalMismatch => {
                 "the API declared more rows than it served before an empty page"
@@ -103,6 +110,9 @@ impl StopReason {
                 "Narrow the query with the API's own filters (status, dates, ids), or raise the bound, and call again."
             }
             StopReason::ForEachValues => "Split the values over several calls.",
+            StopReason::OffOrigin => {
+                "Narrow the query so fewer pages are needed, or give this host its own provider if it is trusted."
+            }
             StopReason::RepeatedPage | StopReason::RepeatedCursor => {
                 "Do not rely on paging this endpoint; use its filters to get smaller result sets."
             }

@@ -24,7 +24,7 @@ use super::for_each;
 use super::page_plan::{get_path, PagePlan};
 use super::verdict::StopReason;
 use crate::error::excerpt;
-use crate::http::{send_with_retry, FetchError, Pacing, RawResponse, Upstream};
+use crate::http::{send_with_retry, FetchError, Pacing, RawResponse, Target, Upstream};
 use crate::items::{ranges_of, Items};
 use crate::journal::{request_key, Journal, KeptPage};
 use crate::json::{RawItem, RawObject};
@@ -308,18 +308,30 @@ impl<'a, U: Upstream> Walker<'a, U> {
         &mut self,
         args: &Map<String, Value>,
     ) -> Result<(u16, String), FetchError> {
-        let response = self.fetch(args).await?;
+        self.fetch_target(Target::Arguments(args))
+            .await
+            .map(|(status, body, _)| (status, body))
+    }
+
+    /// The status, the body as text, and the `Link` header's next target
+    /// of the answer to `target`.
+    pub(super) async fn fetch_target(
+        &mut self,
+        target: Target<'_>,
+    ) -> Result<(u16, String, Option<String>), FetchError> {
+        let mut response = self.fetch(target).await?;
         let status = response.status;
+        let link = response.next_link.take();
         into_text(response)
-            .map(|text| (status, text))
+            .map(|text| (status, text, link))
             .map_err(FetchError::Upstream)
     }
 
-    async fn fetch(&mut self, args: &Map<String, Value>) -> Result<RawResponse, FetchError> {
+    async fn fetch(&mut self, target: Target<'_>) -> Result<RawResponse, FetchError> {
         let Some(journal) = self.journal else {
-            return self.send(args).await;
+            return self.send(target).await;
         };
-        let key = request_key(&self.upstream.identity(), self.tool, args);
+        let key = request_key(&self.upstream.identity(), self.tool, target);
         if let Some(kept) = journal.store.recall(journal.scope, &key).await {
             self.budget
                 .take_replayed(kept.body.len() as u64)
@@ -328,13 +340,15 @@ impl<'a, U: Upstream> Walker<'a, U> {
                 status: kept.status,
                 retry_after: None,
                 rate_limit: None,
+                next_link: kept.next_link,
                 body: kept.body,
             });
         }
-        let response = self.send(args).await?;
+        let response = self.send(target).await?;
         if (200..300).contains(&response.status) {
             let page = KeptPage {
                 status: response.status,
+                next_link: response.next_link.clone(),
                 body: response.body.clone(),
             };
             journal.store.keep(journal.scope, &key, &page).await;
@@ -342,11 +356,11 @@ impl<'a, U: Upstream> Walker<'a, U> {
         Ok(response)
     }
 
-    async fn send(&self, args: &Map<String, Value>) -> Result<RawResponse, FetchError> {
+    async fn send(&self, target: Target<'_>) -> Result<RawResponse, FetchError> {
         tokio::select! {
             biased;
             _ = self.cancel.cancelled() => Err(FetchError::Stopped(StopReason::Cancelled)),
-            r = send_with_retry(self.upstream, self.tool, args, self.budget, self.pacing) => r,
+            r = send_with_retry(self.upstream, self.tool, target, self.budget, self.pacing) => r,
         }
     }
 
@@ -363,8 +377,10 @@ impl<'a, U: Upstream> Walker<'a, U> {
         ) {
             (Some(path), _) => Declared::At(path),
             (None, true) => Declared::Resource,
+            // A tool that pages, by number, offset or cursor, answers lists.
             (None, false) => Declared::Unknown {
-                list_like: self.tool.walkability != Walkability::NoPaging,
+                list_like: self.tool.walkability != Walkability::NoPaging
+                    || self.tool.cursor.is_some(),
             },
         };
         let known = if self.gathered.located {

@@ -131,7 +131,6 @@ pub(crate) fn build<'a>(doc: &Doc<'a>, site: Site<'a>) -> Result<Built, Error> {
     // A lone nested array of objects is the collection of a list operation
     // (one with paging parameters), not of a single resource like an order
     // and its lines: without paging, such a response is returned whole.
-    let list_like = walkability != Walkability::NoPaging;
     let cursor = match walkability.is_walkable() {
         true => None,
         false => {
@@ -149,6 +148,7 @@ pub(crate) fn build<'a>(doc: &Doc<'a>, site: Site<'a>) -> Result<Built, Error> {
             cursor::detect(param, &declared.fields, declared.link_header)
         }
     };
+    let list_like = walkability != Walkability::NoPaging || cursor.is_some();
     let (response_items_path, response_is_resource) = match declared.path {
         Some(_) if declared.by_single_array && !list_like => (None, true),
         Some(path) => (Some(path), false),

@@ -15,14 +15,15 @@ use crate::db::{col, to_i64, to_u64, with_pool, Db};
 use crate::error::{Error, Result};
 
 const KEEP: &str = "INSERT INTO walk_pages \
-     (run_id, scope, request_key, status, body_packed, body_bytes, attempt) \
-     SELECT $1, $2, $3, $4, $5, $6, $7 \
+     (run_id, scope, request_key, status, body_packed, body_bytes, attempt, next_link) \
+     SELECT $1, $2, $3, $4, $5, $6, $7, $9 \
      WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = $1 AND attempt = $7 AND lease_owner = $8) \
      ON CONFLICT (run_id, scope, request_key) DO UPDATE SET \
      status = excluded.status, body_packed = excluded.body_packed, \
-     body_bytes = excluded.body_bytes, attempt = excluded.attempt";
+     body_bytes = excluded.body_bytes, attempt = excluded.attempt, \
+     next_link = excluded.next_link";
 
-const RECALL: &str = "SELECT status, body_packed, body_bytes FROM walk_pages \
+const RECALL: &str = "SELECT status, body_packed, body_bytes, next_link FROM walk_pages \
      WHERE run_id = $1 AND scope = $2 AND request_key = $3";
 
 /// The journal of one leased run, written under its lease.
@@ -47,22 +48,24 @@ impl RunPages {
                 .fetch_optional(pool)
                 .await
                 .map_err(op())?
-                .map(|row| -> Result<(i64, Vec<u8>, i64)> {
+                .map(|row| -> Result<(i64, Vec<u8>, i64, Option<String>)> {
                     Ok((
                         col(&row, "status")?,
                         col(&row, "body_packed")?,
                         col(&row, "body_bytes")?,
+                        col(&row, "next_link")?,
                     ))
                 })
                 .transpose()?
         });
-        let Some((status, packed, bytes)) = row else {
+        let Some((status, packed, bytes, next_link)) = row else {
             return Ok(None);
         };
         let len = to_u64(bytes, "walk_pages.body_bytes")?;
         let body = codec::decompress(packed, len, Codec::Lz4, "a kept page").await?;
         Ok(Some(KeptPage {
             status: u16::try_from(status).unwrap_or(200),
+            next_link,
             body: body.into(),
         }))
     }
@@ -81,6 +84,7 @@ impl RunPages {
                 .bind(bytes)
                 .bind(self.lease.attempt)
                 .bind(&self.lease.owner)
+                .bind(page.next_link.as_deref())
                 .execute(pool)
                 .await
                 .map_err(op())?;
