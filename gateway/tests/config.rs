@@ -147,3 +147,37 @@ fn a_tool_budget_out_of_range_is_located() {
         "{shown}"
     );
 }
+
+#[test]
+fn paging_roles_named_by_hand_are_checked_and_applied() {
+    let d = config::load(&fixture("paging_agent.yaml")).expect_err("two mistakes");
+    let got: Vec<String> = d
+        .iter()
+        .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
+        .collect();
+    assert_eq!(got.len(), 2, "{}", got.join("\n"));
+    assert!(
+        got[0].starts_with("12:42:") && got[0].contains("`pge` is not a parameter of `listOrders`"),
+        "{}",
+        got[0]
+    );
+    assert!(
+        got[1].starts_with("15:5:") && got[1].contains("is an MCP server"),
+        "{}",
+        got[1]
+    );
+    // Without the mistakes, the named roles replace what detection found.
+    let text = std::fs::read_to_string(fixture("paging_agent.yaml")).unwrap();
+    let shop_only = text.split("  bad:").next().unwrap();
+    let agents = text.split("agents:").nth(1).unwrap();
+    let good = format!("{shop_only}agents:{agents}");
+    let path = fixture("paging_agent.good.tmp.yaml");
+    std::fs::write(&path, good).unwrap();
+    let loaded = config::load(&path);
+    let _ = std::fs::remove_file(&path);
+    let c = loaded.unwrap_or_else(|d| panic!("{d}"));
+    let tool = c.agents["analyst"].bindings[0].tool.clone().unwrap();
+    let cursor = tool.cursor_walk().expect("walked by the named cursor");
+    assert_eq!(cursor.param.as_ref().unwrap().name, "offset");
+    assert_eq!(cursor.next.describe(), "body:next_cursor");
+}

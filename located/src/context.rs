@@ -64,6 +64,21 @@ impl Ctx {
         }
     }
 
+    /// A problem with entry `entry` of the mapping under `section`: at the
+    /// value of its `key` when given and present, else at the entry's key.
+    pub fn entry_error(
+        &mut self,
+        section: &Cursor<'_>,
+        entry: &str,
+        key: Option<&str>,
+        message: impl Into<String>,
+    ) {
+        match (key, section.key(entry)) {
+            (Some(key), Some(at)) if at.key(key).is_some() => self.value_error(&at, key, message),
+            _ => self.key_error(section, entry, message),
+        }
+    }
+
     /// Deserializes a piece of the file; a failure is reported and `None`.
     pub fn deserialize<T: DeserializeOwned>(&mut self, c: &Cursor<'_>) -> Option<T> {
         match from_cursor(c) {

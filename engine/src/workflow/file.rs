@@ -90,7 +90,7 @@ pub enum InputTypeFile {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a provider: {openapi, base_url, credentials?, headers?}"
+    expecting = "a provider: {openapi, base_url, credentials?, headers?, paging?}"
 )]
 pub struct ProviderFile {
     /// Path of the OpenAPI 3.x or Swagger 2.0 document (JSON or YAML),
@@ -106,6 +106,11 @@ pub struct ProviderFile {
     /// Headers sent with every request.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Paging roles named by hand, by operation, for tools whose paging
+    /// parameters the detection does not know: `{size, page}`,
+    /// `{size, offset}` or `{cursor, next}`.
+    #[serde(default)]
+    pub paging: BTreeMap<String, dragnet_steps::looping::overrides::PagingRoles>,
 }
 
 /// Credentials by environment variable name; values never sit in the file.

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use dragnet_steps::looping::overrides::{toolkit_with_roles, PagingRoles};
 use dragnet_steps::Toolkit;
 
 use super::context::Ctx;
@@ -101,6 +102,7 @@ pub fn providers(
                     .collect()
             })
             .unwrap_or_default();
+        let toolkit = toolkit.and_then(|kit| paged_as_named(cx, &c, kit, &file.paging));
         if let (Some(toolkit), true) = (toolkit, cx.count() == before) {
             out.ok.insert(
                 name.to_string(),
@@ -115,6 +117,29 @@ pub fn providers(
         }
     }
     out
+}
+
+/// The toolkit with the provider's `paging:` roles applied, each problem
+/// reported where it was written.
+fn paged_as_named(
+    cx: &mut Ctx,
+    provider: &Cursor<'_>,
+    kit: Arc<Toolkit>,
+    roles: &BTreeMap<String, PagingRoles>,
+) -> Option<Arc<Toolkit>> {
+    if roles.is_empty() {
+        return Some(kit);
+    }
+    match toolkit_with_roles(&kit, roles) {
+        Ok(kit) => Some(Arc::new(kit)),
+        Err(problems) => {
+            let section = provider.key("paging")?;
+            for p in problems {
+                cx.entry_error(&section, &p.tool, p.key, p.message);
+            }
+            None
+        }
+    }
 }
 
 /// Checks that every variable name is set; the values are read at run time.

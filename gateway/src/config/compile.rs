@@ -14,6 +14,7 @@ use dragnet_located::cursor::{describe, Cursor};
 use dragnet_located::diagnostic::suggest;
 use dragnet_located::names::{bad_name, is_name};
 use dragnet_located::yaml::Node;
+use dragnet_steps::looping::overrides::toolkit_with_roles;
 use dragnet_steps::Limits;
 
 use super::file::{BindingFile, LimitsFile, ProviderFile, TOP_LEVEL_KEYS};
@@ -233,7 +234,18 @@ fn openapi(
         }
     };
     let toolkit = match dragnet_steps::openapi::import_file(&base.join(doc.trim())) {
-        Ok(kit) => Some(Arc::new(kit)),
+        Ok(kit) if file.paging.is_empty() => Some(Arc::new(kit)),
+        Ok(kit) => match toolkit_with_roles(&kit, &file.paging) {
+            Ok(kit) => Some(Arc::new(kit)),
+            Err(problems) => {
+                if let Some(section) = c.key("paging") {
+                    for p in problems {
+                        cx.entry_error(&section, &p.tool, p.key, p.message);
+                    }
+                }
+                None
+            }
+        },
         Err(e) => {
             cx.value_error(
                 c,
@@ -271,6 +283,13 @@ fn mcp_server(
         Some(at) => cx.error(at, message),
         None => cx.error(c, message),
     };
+    if !file.paging.is_empty() {
+        cx.key_error(
+            c,
+            "paging",
+            format!("provider `{name}` is an MCP server: `paging` names the roles of OpenAPI operations; an MCP tool's paging is read from its input schema"),
+        );
+    }
     if file.base_url.is_some() || file.credentials.is_some() {
         complain(
             cx,

@@ -92,6 +92,11 @@ pub struct ProviderFile {
     /// header and sent upstream as a bearer token; never stored or logged.
     #[serde(default)]
     pub runtime_credentials_header: Option<String>,
+    /// Paging roles named by hand, by operation (`openapi`/`app` only), for
+    /// tools whose paging parameters the detection does not know:
+    /// `{size, page}`, `{size, offset}` or `{cursor, next}`.
+    #[serde(default)]
+    pub paging: BTreeMap<String, dragnet_steps::looping::overrides::PagingRoles>,
 }
 
 /// An upstream MCP server: a command run as a child process (stdio), or a

@@ -12,6 +12,7 @@ pub mod fields;
 pub mod filter;
 pub mod for_each;
 pub mod options;
+pub mod overrides;
 pub mod page_plan;
 pub mod shape;
 mod split;
