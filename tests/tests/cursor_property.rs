@@ -1,0 +1,510 @@
+//! The verdict's first property over generated cursor-paged upstreams:
+//! whenever a cursor walk says complete, its rows are exactly the
+//! upstream's rows, once each, in order; and a walk that got every row
+//! from an upstream that answered every page as it should is complete —
+//! also when a bound is reached at that same moment.
+//!
+//! The upstream is generated in-process in the four cursor styles (a body
+//! cursor `next_cursor`, Stripe's last item with `has_more`, a next URL in
+//! the body, a `Link` header) with page sizes, empty pages that still
+//! point onward, short pages, a cursor given back again, an API that
+//! ignores the cursor, a cursor that expires (400), transient and
+//! persistent errors, malformed pages, next URLs on another origin, and
+//! small bounds or bounds set exactly where the walk ends. It answers
+//! through the same `Upstream` seam the HTTP client uses (`send`,
+//! `link_target`, `send_link`).
+//!
+//! One contract is assumed of the upstream, since no walker can see past
+//! it: a cursor it gives leads to the rows right after the page (it never
+//! skips rows), and it says there is no next page only at the end.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use bytes::Bytes;
+use dragnet_steps::http::{LinkRefused, RawResponse, Upstream};
+use dragnet_steps::looping::cursor::{CursorPaging, NextSource};
+use dragnet_steps::looping::detect::{PagingParam, Walkability};
+use dragnet_steps::tool::{Method, Param, ParamLocation};
+use dragnet_steps::{Limits, LoopOptions, RetryPolicy, Runtime, Tool, ToolCall, UpstreamError};
+use proptest::prelude::*;
+use serde_json::{json, Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Style {
+    BodyCursor,
+    LastItem,
+    NextUrl,
+    LinkHeader,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fault {
+    /// Page N points onward with the cursor that reached it.
+    RepeatCursor,
+    /// Every page serves the first rows, whatever the cursor.
+    IgnoreCursor,
+    /// Page N answers 400 (the cursor expired).
+    Expired,
+    Transient500,
+    Persistent500,
+    Malformed,
+    /// Page N's next URL is on another origin (URL styles).
+    Foreign,
+}
+
+/// A bound set exactly to what the walk needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum OnEnd {
+    Items,
+    Pages,
+    Requests,
+}
+
+#[derive(Debug, Clone)]
+struct Behaviour {
+    rows: usize,
+    style: Style,
+    size: usize,
+    /// Page N holds no rows but points onward (its window moves on).
+    empty_page: Option<u64>,
+    /// Page N holds only its first half, and points after what it served.
+    short_page: Option<u64>,
+    fault: Option<(u64, Fault)>,
+    max_pages: u32,
+    max_items: usize,
+    max_requests: u32,
+}
+
+struct Sim {
+    b: Behaviour,
+    served_faults: Mutex<HashMap<u64, u32>>,
+}
+
+/// A position in the chain: the next row, and the page number it starts.
+fn cursor(start: usize, page: u64) -> String {
+    format!("c{start}p{page}")
+}
+
+fn parse_cursor(text: &str) -> Option<(usize, u64)> {
+    let rest = text.strip_prefix('c')?;
+    let (start, page) = rest.split_once('p')?;
+    Some((start.parse().ok()?, page.parse().ok()?))
+}
+
+const ORIGIN: &str = "http://sim";
+
+impl Sim {
+    /// The answer for the position `at` (`None`: the first page).
+    fn answer(&self, at: Option<&str>) -> RawResponse {
+        let b = &self.b;
+        let (start, page) = match at {
+            None => (0, 1),
+            Some(text) => match parse_cursor(text) {
+                Some(p) => p,
+                None => return status(400, "unknown cursor"),
+            },
+        };
+        let (start, page) = match b.fault {
+            Some((_, Fault::IgnoreCursor)) => (0, 1),
+            _ => (start, page),
+        };
+        if let Some((n, fault)) = b.fault {
+            if n == page {
+                let mut served = self.served_faults.lock().unwrap();
+                let count = served.entry(page).or_default();
+                *count += 1;
+                match fault {
+                    Fault::Expired => return status(400, "cursor expired"),
+                    Fault::Transient500 if *count == 1 => return status(500, "boom"),
+                    Fault::Persistent500 => return status(500, "boom"),
+                    Fault::Malformed => {
+                        return ok(Bytes::from_static(b"{\"data\": [ {\"id\": 1,"), None)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut end = (start + b.size).min(b.rows);
+        if b.empty_page == Some(page) {
+            end = start;
+        } else if b.short_page == Some(page) && end - start > 1 {
+            end = start + (end - start) / 2;
+        }
+        let ids: Vec<usize> = (start..end).collect();
+        let mut items: Vec<Value> = ids.iter().map(|i| json!({"id": i, "v": i * 3})).collect();
+        let more = end < b.rows;
+        let repeat = b.fault == Some((page, Fault::RepeatCursor)) && at.is_some();
+        // Stripe's cursor is the last item: repeated, it is the id the
+        // request started after.
+        if let (true, Style::LastItem, Some(last)) = (repeat, b.style, items.last_mut()) {
+            last["id"] = json!(start - 1);
+        }
+        let next = more.then(|| match (repeat, at) {
+            (true, Some(at)) => at.to_string(),
+            _ => cursor(end, page + 1),
+        });
+        let foreign = b.fault == Some((page, Fault::Foreign));
+        let url = |c: &str| match foreign {
+            true => format!("http://elsewhere/list?after={c}"),
+            false => format!("/list?after={c}"),
+        };
+        let (body, link) = match b.style {
+            Style::BodyCursor => (json!({"data": items, "next_cursor": next}), None),
+            Style::LastItem => {
+                // The last item's id is the cursor: Stripe's `starting_after`.
+                (json!({"data": items, "has_more": more}), None)
+            }
+            Style::NextUrl => (
+                json!({"data": items, "next": next.as_deref().map(url)}),
+                None,
+            ),
+            Style::LinkHeader => (
+                Value::Array(items),
+                next.as_deref().map(|c| format!("{ORIGIN}{}", url(c))),
+            ),
+        };
+        ok(Bytes::from(body.to_string()), link)
+    }
+}
+
+fn ok(body: Bytes, next_link: Option<String>) -> RawResponse {
+    RawResponse {
+        status: 200,
+        retry_after: None,
+        rate_limit: None,
+        next_link,
+        body,
+    }
+}
+
+fn status(code: u16, message: &str) -> RawResponse {
+    RawResponse {
+        status: code,
+        retry_after: None,
+        rate_limit: None,
+        next_link: None,
+        body: Bytes::from(json!({ "error": message }).to_string()),
+    }
+}
+
+impl Upstream for Sim {
+    async fn send(
+        &self,
+        _tool: &Tool,
+        args: &Map<String, Value>,
+        _max_bytes: u64,
+    ) -> Result<RawResponse, UpstreamError> {
+        let at = match self.b.style {
+            // Stripe: the row after the id given.
+            Style::LastItem => args
+                .get("starting_after")
+                .and_then(Value::as_str)
+                .map(|id| {
+                    let id: usize = id.parse().unwrap_or(0);
+                    // The page number a real API would not know: derived.
+                    cursor(id + 1, (id + 1).div_ceil(self.b.size.max(1)) as u64 + 1)
+                }),
+            _ => args.get("cursor").and_then(Value::as_str).map(String::from),
+        };
+        Ok(self.answer(at.as_deref()))
+    }
+
+    fn identity(&self) -> String {
+        "sim".into()
+    }
+
+    fn link_target(&self, link: &str) -> Result<String, LinkRefused> {
+        match link.strip_prefix(ORIGIN).unwrap_or(link) {
+            rest if rest.starts_with('/') => Ok(format!("{ORIGIN}{rest}")),
+            _ => Err(LinkRefused::OffOrigin("http://elsewhere".into())),
+        }
+    }
+
+    async fn send_link(
+        &self,
+        _tool: &Tool,
+        _arguments: &Map<String, Value>,
+        url: &str,
+        _max_bytes: u64,
+    ) -> Result<RawResponse, UpstreamError> {
+        assert!(url.starts_with(ORIGIN), "only the origin is sent to: {url}");
+        let at = url.split_once("after=").map(|(_, c)| c.to_string());
+        Ok(self.answer(at.as_deref()))
+    }
+}
+
+fn tool(b: &Behaviour) -> Tool {
+    let param_name = match b.style {
+        Style::LastItem => "starting_after",
+        _ => "cursor",
+    };
+    let param = PagingParam {
+        name: param_name.into(),
+        arg_path: vec![param_name.into()],
+        location: "query".into(),
+        minimum: None,
+        maximum: None,
+        default: None,
+    };
+    let (style, next, param) = match b.style {
+        Style::BodyCursor => (
+            "cursor",
+            NextSource::Body(vec!["next_cursor".into()]),
+            Some(param),
+        ),
+        Style::LastItem => (
+            "cursor",
+            NextSource::LastItem {
+                field: "id".into(),
+                more: vec!["has_more".into()],
+            },
+            Some(param),
+        ),
+        Style::NextUrl => ("next_url", NextSource::NextUrl(vec!["next".into()]), None),
+        Style::LinkHeader => ("link_header", NextSource::LinkHeader, None),
+    };
+    Tool {
+        name: "list".into(),
+        description: String::new(),
+        method: Method::Get,
+        path: "/list".into(),
+        params: vec![Param {
+            name: param_name.into(),
+            location: ParamLocation::Query,
+            required: false,
+            schema: json!({"type": "string"}),
+        }],
+        body: None,
+        input_schema: json!({"type": "object", "properties": {param_name: {"type": "string"}}}),
+        response_items_path: None,
+        response_is_resource: false,
+        cursor: Some(CursorPaging { style, param, next }),
+        walkability: Walkability::Cursor {
+            param: param_name.into(),
+        },
+    }
+}
+
+fn behaviour() -> impl Strategy<Value = Behaviour> {
+    let style = prop_oneof![
+        Just(Style::BodyCursor),
+        Just(Style::LastItem),
+        Just(Style::NextUrl),
+        Just(Style::LinkHeader),
+    ];
+    let fault = prop_oneof![
+        3 => Just(None),
+        2 => (
+            1u64..8,
+            prop_oneof![
+                Just(Fault::RepeatCursor),
+                Just(Fault::IgnoreCursor),
+                Just(Fault::Expired),
+                Just(Fault::Transient500),
+                Just(Fault::Persistent500),
+                Just(Fault::Malformed),
+                Just(Fault::Foreign),
+            ]
+        )
+            .prop_map(Some),
+    ];
+    let on_end = proptest::option::weighted(
+        0.3,
+        prop_oneof![
+            Just(OnEnd::Items),
+            Just(OnEnd::Pages),
+            Just(OnEnd::Requests)
+        ],
+    );
+    (
+        (0usize..300, style, 1usize..40),
+        (
+            proptest::option::weighted(0.15, 1u64..8),
+            proptest::option::weighted(0.15, 1u64..8),
+        ),
+        fault,
+        ((1u32..30, 1usize..400, 1u32..40), on_end),
+    )
+        .prop_map(
+            |((rows, style, size), (empty_page, short_page), fault, (bounds, on_end))| {
+                let (max_pages, max_items, max_requests) = bounds;
+                // Stripe's cursor is the last item: an empty page has none.
+                let empty_page = empty_page.filter(|_| style != Style::LastItem);
+                let mut b = Behaviour {
+                    rows,
+                    style,
+                    size,
+                    empty_page,
+                    short_page,
+                    fault,
+                    max_pages,
+                    max_items,
+                    max_requests,
+                };
+                if let Some(on_end) = on_end {
+                    let pages = pages_needed(&b);
+                    match on_end {
+                        OnEnd::Items => b.max_items = rows.max(1),
+                        OnEnd::Pages => b.max_pages = pages,
+                        OnEnd::Requests => b.max_requests = pages,
+                    }
+                }
+                b
+            },
+        )
+}
+
+/// The pages a fault-free walk of `b` takes.
+fn pages_needed(b: &Behaviour) -> u32 {
+    let (mut start, mut page) = (0usize, 1u64);
+    loop {
+        let mut end = (start + b.size).min(b.rows);
+        if b.empty_page == Some(page) {
+            end = start;
+        } else if b.short_page == Some(page) && end - start > 1 {
+            end = start + (end - start) / 2;
+        }
+        if end >= b.rows {
+            return page as u32;
+        }
+        start = end;
+        page += 1;
+    }
+}
+
+fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let tool = tool(b);
+    let sim = Sim {
+        b: b.clone(),
+        served_faults: Mutex::new(HashMap::new()),
+    };
+    let limits = Limits {
+        max_pages: b.max_pages,
+        max_items: b.max_items,
+        max_requests: b.max_requests,
+        retry: RetryPolicy {
+            max_retries: 2,
+            base_backoff: Duration::from_millis(5),
+            max_backoff: Duration::from_millis(20),
+        },
+        ..Limits::default()
+    };
+    let call = ToolCall {
+        tool: &tool,
+        arguments: Map::new(),
+        options: LoopOptions {
+            all_pages: true,
+            ..LoopOptions::default()
+        },
+        limits,
+        cache: None,
+    };
+    let result = rt
+        .block_on(dragnet_steps::execute(call, &sim, &Runtime::quiet()))
+        .ok()?;
+    let ids = result
+        .visible()
+        .iter()
+        .map(|row| {
+            serde_json::from_str::<Value>(row).unwrap()["id"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    Some((result.verdict.complete, ids))
+}
+
+/// Whether every page came back as it should have (no fault that fired).
+fn answered_well(b: &Behaviour) -> bool {
+    match b.fault {
+        None | Some((_, Fault::Transient500)) => true,
+        // A fault on a page the walk never reaches does not fire.
+        Some((page, _)) => page as u32 > pages_needed(b),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_complete_cursor_walk_has_exactly_the_upstreams_rows(b in behaviour()) {
+        if let Some((complete, ids)) = run(&b) {
+            let want: Vec<i64> = (0..b.rows as i64).collect();
+            if complete {
+                prop_assert_eq!(&ids, &want, "complete verdict without exactly the rows: {:?}", b);
+            }
+            if ids == want && answered_well(&b) {
+                prop_assert!(complete, "every row, the end said, but partial: {:?}", b);
+            }
+        }
+    }
+}
+
+/// The generator does produce complete and partial walks of every style.
+#[test]
+fn every_style_walks_complete_and_every_fault_stops_it() {
+    for style in [
+        Style::BodyCursor,
+        Style::LastItem,
+        Style::NextUrl,
+        Style::LinkHeader,
+    ] {
+        let base = Behaviour {
+            rows: 95,
+            style,
+            size: 10,
+            empty_page: None,
+            short_page: Some(2),
+            fault: None,
+            max_pages: 20,
+            max_items: 5000,
+            max_requests: 60,
+        };
+        let (complete, ids) = run(&base).unwrap();
+        assert!(complete, "{style:?}");
+        assert_eq!(ids, (0..95).collect::<Vec<i64>>(), "{style:?}");
+        let exact = Behaviour {
+            max_pages: pages_needed(&base),
+            max_requests: pages_needed(&base),
+            ..base.clone()
+        };
+        assert_eq!(
+            run(&exact).map(|r| r.0),
+            Some(true),
+            "{style:?}: bounds met at the end"
+        );
+        let mut faults = vec![
+            Fault::RepeatCursor,
+            Fault::IgnoreCursor,
+            Fault::Expired,
+            Fault::Persistent500,
+            Fault::Malformed,
+        ];
+        if matches!(style, Style::NextUrl | Style::LinkHeader) {
+            faults.push(Fault::Foreign);
+        }
+        for fault in faults {
+            let faulty = Behaviour {
+                fault: Some((3, fault)),
+                ..base.clone()
+            };
+            assert_eq!(
+                run(&faulty).map(|r| r.0),
+                Some(false),
+                "{style:?} {fault:?}"
+            );
+        }
+        let bounded = Behaviour {
+            max_pages: 3,
+            ..base.clone()
+        };
+        assert_eq!(run(&bounded).map(|r| r.0), Some(false), "{style:?}");
+    }
+}
