@@ -409,11 +409,14 @@ mod tests {
         let faults = parse(
             "ignore-page, cap=7,short-page=2,total=99,total-first-page-only,no-total,\
              status=3:429:always:retry-after=5,malformed=4,slow=1:20,huge=2:5000,\
-             missing-collection=5",
+             missing-collection=5,repeat-cursor=3,foreign-next=2",
         )
         .unwrap();
         let kinds: Vec<&Fault> = faults.all().collect();
-        assert_eq!(kinds.len(), 11);
+        assert_eq!(kinds.len(), 13);
+        assert!(faults.repeat_cursor(3) && !faults.repeat_cursor(2));
+        assert!(faults.foreign_next(2) && !faults.foreign_next(3));
+        assert!(parse("repeat-cursor=0").is_err());
         assert!(faults.ignore_page());
         assert_eq!(faults.cap(), Some(7));
         assert!(faults.short_page(2) && !faults.short_page(1));

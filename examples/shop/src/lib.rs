@@ -2,8 +2,10 @@
 //! `dragnet-shop` owns the demo shop API: a real HTTP server over deterministic seeded data
 //! (30 properties, 400 customers, 6000 orders, 500 events) that serves every paging style
 //! dragnet walks — page/per_page, offset/limit, OData `$top`/`$skip`, paging inside a POST
-//! body, Django REST framework's count/next/previous/results (`/drf/…`), and an opaque
-//! cursor — together with its OpenAPI 3.1 document, per-request fault
+//! body, Django REST framework's count/next/previous/results (`/drf/…`), an opaque
+//! cursor (`/events`), and customers as Stripe, GitHub and Twilio page them
+//! (`/stripe/…`: `starting_after` with `has_more`; `/github/…`: a `Link` header;
+//! `/twilio/…`: a relative `next_page_uri`) — together with its OpenAPI 3.1 document, per-request fault
 //! modes chosen by the `X-Shop-Fault` header, and a request log. It is both the demo
 //! upstream and the upstream of the project's tests.
 //!
@@ -12,14 +14,17 @@
 //! `total-first-page-only`, `no-total`,
 //! `status=N:CODE[:always][:retry-after=S][:retry-after-date=S]`, `malformed=N`,
 //! `slow=N:MS`, `latency=MS` (every page), `huge=N:BYTES`, `missing-collection=N`,
-//! `rate=N:MS[:headers]`. An unknown or malformed token is a 400 naming it.
+//! `rate=N:MS[:headers]`, and on the cursor-style customers `repeat-cursor=N` (page N
+//! points onward with the cursor or URL that reached it) and `foreign-next=N` (page N's
+//! next URL names the other loopback host). An unknown or malformed token is a 400 naming it.
 //! `rate` is a fixed-window limit counted per server across every session: the first
 //! counted request opens a window of MS milliseconds that admits N requests; later ones get
 //! a 429 with `Retry-After` (whole seconds to the window's end, at least 1). With `headers`
 //! every answer also carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
 //! `X-RateLimit-Reset` (seconds to the window's end, with millisecond decimals). "Page N" is the `page` (or `paging.page`) value on page-number endpoints,
 //! `offset / size + 1` on offset endpoints (size after clamping and `cap`), and the position
-//! in the cursor chain on `/events` (first call = 1). "Once" faults are remembered per
+//! in the cursor chain on `/events`, `/github/customers` and `/twilio/customers` (first
+//! call = 1), `offset / limit + 1` on `/stripe/customers`. "Once" faults are remembered per
 //! (`X-Shop-Session` value, token, page).
 //!
 //! Sizes above a documented maximum are clamped to it; values under a minimum, or of the

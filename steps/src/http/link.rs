@@ -62,9 +62,9 @@ impl LinkRefused {
             LinkRefused::Scheme(s) => {
                 format!("the next-page link is a `{s}:` URL (only HTTP and HTTPS are followed)")
             }
-            LinkRefused::OffOrigin(origin) => format!(
-                "the next-page link points to {origin}, another origin than the provider's, so it was not followed"
-            ),
+            LinkRefused::OffOrigin(origin) => {
+                format!("the next-page link points to another origin, {origin}")
+            }
         }
     }
 }

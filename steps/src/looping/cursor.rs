@@ -6,9 +6,9 @@
 //! `iterator` with `done` (Svix); it pages by next link when its response
 //! has a next URL field (`next`, `nextLink`, `@odata.nextLink`,
 //! `next_page_uri`, `links.next`, `links.pages.next`) or declares a `Link`
-//! header. Page-number and offset paging win when both apply. Body
-//! cursors and last items are walked (`cursor_walk.rs`); next URLs and
-//! `Link` headers are reported by `dragnet tools`, not followed yet.
+//! header. Page-number and offset paging win when both apply. Every style
+//! is walked by `cursor_walk.rs`; roles the detection cannot see are named
+//! by hand (`overrides.rs`).
 
 use super::detect::PagingParam;
 

@@ -252,3 +252,40 @@ async fn django_rest_framework_paging() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["results"], json!([]));
 }
+
+#[tokio::test]
+async fn customers_in_the_stripe_github_and_twilio_shapes() {
+    let f = Fixture::new().await;
+    let (status, body) = f.get("/stripe/customers?limit=3", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["object"], json!("list"));
+    assert_eq!(ids(&body["data"]), vec![1, 2, 3]);
+    assert_eq!(body["has_more"], json!(true));
+    let (_, body) = f
+        .get("/stripe/customers?limit=3&starting_after=3", None)
+        .await;
+    assert_eq!(ids(&body["data"]), vec![4, 5, 6]);
+    let (_, body) = f
+        .get("/stripe/customers?limit=100&starting_after=390", None)
+        .await;
+    assert_eq!(body["has_more"], json!(false));
+    assert_eq!(body["data"].as_array().unwrap().len(), 10);
+    let (status, body) = f.get("/stripe/customers?starting_after=cus_x", None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("No such customer"));
+
+    let (status, body) = f.get("/twilio/customers?PageSize=2", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(ids(&body["customers"]), vec![1, 2]);
+    let next = body["next_page_uri"].as_str().unwrap().to_string();
+    assert!(
+        next.starts_with("/twilio/customers?PageSize=2&Page=1&PageToken="),
+        "{next}"
+    );
+    let (_, body) = f.get(&next, None).await;
+    assert_eq!(ids(&body["customers"]), vec![3, 4]);
+    let (_, body) = f
+        .get("/twilio/customers?PageSize=100&PageToken=bogus", None)
+        .await;
+    assert!(body["error"].as_str().unwrap().contains("not a cursor"));
+}
