@@ -133,6 +133,10 @@ pub fn tool_json(tool: &Tool, operation_id: Option<&str>) -> Value {
                 ),
             );
             obj.insert("next".into(), json!(c.next.describe()));
+            if let Some(size) = &c.size {
+                obj.insert("size".into(), json!(size.name));
+                obj.insert("location".into(), json!(size.location));
+            }
         }
     }
     let mut v = json!({

@@ -402,3 +402,49 @@ async fn records_read_the_injected_clock() {
     let step = record.step("props").unwrap();
     assert_eq!((step.started_at, step.finished_at), (Some(at), Some(at)));
 }
+
+/// A workflow gets paging roles named by hand at once: the shop's
+/// Jira-style `listJiraCustomers` (`startAt` + `maxResults`, capped at 50
+/// silently) walks every customer with its roles, and without them
+/// `all_pages` is refused when the file loads.
+#[tokio::test]
+async fn a_workflow_walks_an_operation_by_the_paging_roles_it_names() {
+    let shop = shop().await;
+    let steps = "steps:\n  - id: customers\n    tool: shop.listJiraCustomers\n    input: {maxResults: 100}\n    loop: {all_pages: true, fields: [id]}\n";
+    let named = format!(
+        "name: jira-style\n{PROVIDER}    paging:\n      listJiraCustomers: {{size: maxResults, offset: startAt}}\n{steps}"
+    );
+    let record = run_text(&shop, &named, options(&shop)).await;
+    assert_eq!(record.status, RunStatus::Succeeded, "{record:?}");
+    let out = output(&record, "customers");
+    assert_eq!(out["_loop"]["complete"], true, "{}", out["_loop"]);
+    let want = dragnet_shop::dataset().customers().len();
+    assert_eq!(out["_loop"]["itemCount"], want);
+    assert_eq!(out["values"].as_array().unwrap().len(), want);
+    let starts: Vec<String> = shop
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/jira/customers")
+        .map(|r| {
+            r.query
+                .iter()
+                .find(|(k, _)| k == "startAt")
+                .unwrap()
+                .1
+                .clone()
+        })
+        .collect();
+    let expected: Vec<String> = (0..want).step_by(50).map(|n| n.to_string()).collect();
+    assert_eq!(
+        starts, expected,
+        "each page starts where the capped one before ended"
+    );
+
+    let unnamed = format!("name: jira-style\n{PROVIDER}{steps}");
+    let refused = workflow::load_str(&shop_dir().join("inline.workflow.yaml"), &unnamed)
+        .expect_err("not walkable without its roles");
+    assert!(
+        refused.to_string().contains("cannot walk all pages"),
+        "{refused}"
+    );
+}

@@ -29,6 +29,8 @@ pub mod retrieval;
 pub mod runtime;
 pub mod token;
 pub mod upstream;
+#[cfg(test)]
+mod walks_tests;
 
 pub use error::Error;
 pub use result_id::ResultId;

@@ -135,9 +135,10 @@ impl Sim {
         let ids: Vec<usize> = (start..end).collect();
         let mut items: Vec<Value> = ids.iter().map(|i| json!({"id": i, "v": i * 3})).collect();
         let more = end < b.rows;
-        let repeat = b.fault == Some((page, Fault::RepeatCursor)) && at.is_some();
+        let repeat = b.fault == Some((page, Fault::RepeatCursor)) && at.is_some() && more;
         // Stripe's cursor is the last item: repeated, it is the id the
-        // request started after.
+        // request started after (only while more follow: on the last page
+        // it would be a wrong row, not a cursor).
         if let (true, Style::LastItem, Some(last)) = (repeat, b.style, items.last_mut()) {
             last["id"] = json!(start - 1);
         }
@@ -280,7 +281,12 @@ fn tool(b: &Behaviour) -> Tool {
         input_schema: json!({"type": "object", "properties": {param_name: {"type": "string"}}}),
         response_items_path: None,
         response_is_resource: false,
-        cursor: Some(CursorPaging { style, param, next }),
+        cursor: Some(CursorPaging {
+            style,
+            param,
+            next,
+            size: None,
+        }),
         walkability: Walkability::Cursor {
             param: param_name.into(),
         },

@@ -6,7 +6,11 @@
 //! - `GET /github/customers?limit=&after=`: a bare array with a `Link`
 //!   header (`<…>; rel="next"`, absolute), as GitHub sends it;
 //! - `GET /twilio/customers?PageSize=&PageToken=`: Twilio's body with a
-//!   relative `next_page_uri` (null on the last page).
+//!   relative `next_page_uri` (null on the last page);
+//! - `GET /jira/customers?startAt=&maxResults=`: Jira's page bean,
+//!   `{"startAt", "maxResults", "total", "isLast", "values"}`, with
+//!   `maxResults` capped at 50 silently. Its names are unknown to the
+//!   detection: it walks only with its paging roles named by hand.
 //!
 //! "Page N" is the position in the chain (first page = 1; for Stripe,
 //! `offset / limit + 1`). Besides the common faults, `repeat-cursor=N`
@@ -66,7 +70,9 @@ pub(crate) async fn stripe(
         if let Some(mut items) = items {
             // The last item is the one the request started after: its id,
             // the next cursor, is one already followed.
-            if let (true, Some(after), Some(last)) = (repeat, &after, items.last_mut()) {
+            let more = served.end < len;
+            if let (true, true, Some(after), Some(last)) = (repeat, more, &after, items.last_mut())
+            {
                 if let Some(id) = last.get_mut("id") {
                     *id = after.parse::<u64>().map_or(json!(after), |n| json!(n));
                 }
@@ -162,6 +168,43 @@ pub(crate) async fn twilio(
     let request = PageRequest::Chain {
         offset,
         chain,
+        size,
+    };
+    Ok(serve_page(&shared.once, &faults, &rows, request, &shape).await)
+}
+
+/// Jira's silent cap on `maxResults`.
+const JIRA_MAX: u64 = 50;
+
+/// `GET /jira/customers`: Jira's page bean, by `startAt`.
+pub(crate) async fn jira(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Result<Response, ShopError> {
+    let faults = Faults::from_headers(&headers)?;
+    let query = QueryParams::from_uri(&uri)?;
+    let start = query.int("startAt", Bounds::new(0, 0, None))?;
+    let size = query
+        .int("maxResults", Bounds::new(50, 1, None))?
+        .min(JIRA_MAX);
+    let rows = customers();
+    let len = rows.len();
+    let shape = move |items: Option<Vec<Value>>, served: &Served| {
+        let mut body = Map::new();
+        body.insert("startAt".into(), json!(start));
+        body.insert("maxResults".into(), json!(size));
+        if let Some(total) = served.total {
+            body.insert("total".into(), json!(total));
+        }
+        body.insert("isLast".into(), json!(served.end >= len));
+        if let Some(items) = items {
+            body.insert("values".into(), Value::Array(items));
+        }
+        Value::Object(body)
+    };
+    let request = PageRequest::Offset {
+        offset: start,
         size,
     };
     Ok(serve_page(&shared.once, &faults, &rows, request, &shape).await)

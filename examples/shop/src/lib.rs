@@ -5,7 +5,8 @@
 //! body, Django REST framework's count/next/previous/results (`/drf/…`), an opaque
 //! cursor (`/events`), and customers as Stripe, GitHub and Twilio page them
 //! (`/stripe/…`: `starting_after` with `has_more`; `/github/…`: a `Link` header;
-//! `/twilio/…`: a relative `next_page_uri`) — together with its OpenAPI 3.1 document, per-request fault
+//! `/twilio/…`: a relative `next_page_uri`), and Jira's `startAt`/`maxResults`
+//! (`/jira/customers`, walked only with its paging roles named) — together with its OpenAPI 3.1 document, per-request fault
 //! modes chosen by the `X-Shop-Fault` header, and a request log. It is both the demo
 //! upstream and the upstream of the project's tests.
 //!

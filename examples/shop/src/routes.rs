@@ -51,6 +51,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/stripe/customers", get(cursors::stripe))
         .route("/github/customers", get(cursors::github))
         .route("/twilio/customers", get(cursors::twilio))
+        .route("/jira/customers", get(cursors::jira))
         .route("/properties", get(resources::list_properties))
         .route(
             "/properties/{property_id}/orders",

@@ -89,6 +89,16 @@ pub struct CursorPaging {
     /// followed as it is).
     pub param: Option<PagingParam>,
     pub next: NextSource,
+    /// The page-size parameter, when the request has one: a walk that
+    /// does not set it asks for its declared maximum (fewer requests).
+    pub size: Option<PagingParam>,
+}
+
+/// Page-size parameters of cursor-style requests: those page walks know,
+/// and Twilio's `PageSize` (which page detection leaves alone, since
+/// Twilio's `Page` only works with its `PageToken`).
+pub fn is_size_param(name: &str) -> bool {
+    super::detect::PAGE_SIZE_NAMES.contains(&name) || name == "PageSize"
 }
 
 /// The cursor paging of a tool whose request has `cursor` (its first
@@ -115,6 +125,7 @@ pub fn detect(
                         field: "id".into(),
                         more,
                     },
+                    size: None,
                 });
             }
         }
@@ -123,6 +134,7 @@ pub fn detect(
                 style: "cursor",
                 param: Some(param),
                 next: NextSource::Body(path),
+                size: None,
             });
         }
     }
@@ -141,6 +153,7 @@ pub fn detect(
             style: "next_url",
             param: None,
             next: NextSource::NextUrl(path.clone()),
+            size: None,
         });
     }
     // DigitalOcean's `links.pages.next` is two levels down.
@@ -152,12 +165,14 @@ pub fn detect(
             style: "next_url",
             param: None,
             next: NextSource::NextUrl(vec!["links".into(), "pages".into(), "next".into()]),
+            size: None,
         });
     }
     link_header.then_some(CursorPaging {
         style: "link_header",
         param: None,
         next: NextSource::LinkHeader,
+        size: None,
     })
 }
 

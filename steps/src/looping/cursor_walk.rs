@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use super::collection::Page;
 use super::cursor::{CursorPaging, NextSource};
-use super::page_plan::set_path;
+use super::page_plan::{get_path, set_path};
 use super::verdict::StopReason;
 use super::walk::{fingerprint, Outcome, PageRead, Walker};
 use crate::http::{FetchError, Target, Upstream};
@@ -48,6 +48,14 @@ impl<U: Upstream> Walker<'_, U> {
         paging: &CursorPaging,
     ) -> Result<Outcome, UpstreamError> {
         let mut out = Outcome::default();
+        // Unless the call set it, pages are as large as the API declares
+        // it serves (as page walks ask); the links it gives carry it on.
+        if let Some(size) = &paging.size {
+            let largest = size.maximum.filter(|m| *m > 0);
+            if let (None, Some(largest)) = (get_path(&args, &size.arg_path), largest) {
+                set_path(&mut args, &size.arg_path, Value::from(largest));
+            }
+        }
         let mut seen: HashSet<String> = HashSet::new();
         let mut previous: Option<Vec<u64>> = None;
         // The next page's URL, once a page gave one.

@@ -22,7 +22,8 @@ use crate::tool::{Tool, Toolkit};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PagingRoles {
-    /// The parameter that sets how many rows a page holds.
+    /// The parameter that sets how many rows a page holds (a cursor walk
+    /// that is not given one asks for its declared maximum).
     pub size: Option<String>,
     /// The page-number parameter.
     pub page: Option<String>,
@@ -152,13 +153,6 @@ pub fn apply_roles(tool: &Tool, roles: &PagingRoles) -> Result<Tool, Vec<RolePro
             out.cursor = None;
         }
     } else if by_cursor {
-        if roles.size.is_some() {
-            problems.push(RoleProblem::new(
-                "size",
-                "`size` goes with `page` or `offset`; a cursor walk keeps the call's own page size"
-                    .into(),
-            ));
-        }
         match next_source(roles.next.as_deref()) {
             Err(message) => problems.push(RoleProblem::new("next", message)),
             Ok((style, next)) => {
@@ -184,6 +178,7 @@ pub fn apply_roles(tool: &Tool, roles: &PagingRoles) -> Result<Tool, Vec<RolePro
                         style,
                         param: cursor,
                         next,
+                        size,
                     });
                 }
             }

@@ -145,7 +145,19 @@ pub(crate) fn build<'a>(doc: &Doc<'a>, site: Site<'a>) -> Result<Built, Error> {
                     default: schema.get("default").and_then(Value::as_i64),
                 })
             });
+            let size = input_schema["properties"]
+                .as_object()
+                .and_then(|props| props.iter().find(|(name, _)| cursor::is_size_param(name)))
+                .map(|(name, schema)| PagingParam {
+                    name: name.clone(),
+                    arg_path: vec![name.clone()],
+                    location: location(name).unwrap_or("body").to_string(),
+                    minimum: schema.get("minimum").and_then(Value::as_i64),
+                    maximum: schema.get("maximum").and_then(Value::as_i64),
+                    default: schema.get("default").and_then(Value::as_i64),
+                });
             cursor::detect(param, &declared.fields, declared.link_header)
+                .map(|paging| cursor::CursorPaging { size, ..paging })
         }
     };
     let list_like = walkability != Walkability::NoPaging || cursor.is_some();

@@ -90,6 +90,7 @@ fn the_openapi_document_declares_every_operation() {
         "listStripeCustomers",
         "listLinkedCustomers",
         "listTwilioCustomers",
+        "listJiraCustomers",
         "listProperties",
         "listPropertyOrders",
         "getOrder",
