@@ -81,6 +81,28 @@ async fn an_api_ignoring_the_cursor_stops_the_walk_at_the_repeat() {
 }
 
 #[tokio::test]
+async fn the_shop_giving_back_a_cursor_again_stops_the_walk_there() {
+    let h = Harness::start().await;
+    let r = h
+        .call(
+            "listEvents",
+            json!({"limit": 10, "_all_pages": true}),
+            "repeat-cursor=4",
+        )
+        .await
+        .unwrap();
+    assert!(!r.verdict.complete);
+    assert_eq!(
+        r.verdict.stopped_by,
+        Some(StopReason::RepeatedCursor),
+        "{}",
+        r.verdict.note
+    );
+    assert_eq!(r.verdict.item_count, 40, "pages 1 to 4, once each");
+    assert_eq!(h.requests().len(), 4, "no loop");
+}
+
+#[tokio::test]
 async fn a_cursor_given_back_twice_stops_the_walk() {
     // A server whose pages always point to the same next cursor.
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));

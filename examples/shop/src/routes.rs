@@ -249,13 +249,19 @@ async fn list_events(
     let query = QueryParams::from_uri(&uri)?;
     let size = query.int("limit", EVENT_LIMIT)?;
     let rows: Vec<&Event> = dataset().events().iter().collect();
-    let (offset, chain) = match query.get("cursor") {
+    let current = query.get("cursor").map(str::to_string);
+    let (offset, chain) = match &current {
         None => (0, 1),
         Some(text) => decode_cursor(text, rows.len() as u64)?,
     };
     let count = rows.len();
+    let repeat = faults.repeat_cursor(chain);
     let shape = move |items: Option<Vec<Value>>, served: &Served| {
-        let next = (served.end < count).then(|| encode_cursor(served.end as u64, chain + 1));
+        // `repeat-cursor`: the page points onward with the cursor that reached it.
+        let next = (served.end < count).then(|| match (&current, repeat) {
+            (Some(current), true) => current.clone(),
+            _ => encode_cursor(served.end as u64, chain + 1),
+        });
         let mut body = Map::new();
         if let Some(items) = items {
             body.insert("items".into(), Value::Array(items));
