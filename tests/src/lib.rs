@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use dragnet_shop::{RecordedRequest, ShopHandle};
-use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
+use dragnet_steps::http::{Credentials, HttpUpstream, Secret, Upstream};
 use dragnet_steps::{
     openapi, Error, Limits, LoopOptions, LoopResult, RetryPolicy, Runtime, Tool, ToolCall, Toolkit,
 };
@@ -74,6 +74,21 @@ impl Harness {
         fault: &str,
         limits: Limits,
     ) -> Result<LoopResult, Error> {
+        let upstream = self.upstream(fault);
+        self.call_through(tool, args, &upstream, limits, &Runtime::quiet())
+            .await
+    }
+
+    /// Calls `tool` with `args` (reserved ones included) through
+    /// `upstream`, with `limits` and `runtime`.
+    pub async fn call_through<U: Upstream>(
+        &self,
+        tool: &str,
+        args: Value,
+        upstream: &U,
+        limits: Limits,
+        runtime: &Runtime<'_>,
+    ) -> Result<LoopResult, Error> {
         let Value::Object(map) = args else {
             panic!("arguments are an object")
         };
@@ -85,7 +100,7 @@ impl Harness {
             limits,
             cache: None,
         };
-        dragnet_steps::execute(call, &self.upstream(fault), &Runtime::quiet()).await
+        dragnet_steps::execute(call, upstream, runtime).await
     }
 
     /// The requests the shop received, oldest first.
@@ -164,6 +179,51 @@ pub async fn walk_with(
         cache: None,
     };
     dragnet_steps::execute(call, upstream, &Runtime::quiet()).await
+}
+
+/// Walks every page of `tool` through a generated `upstream` on a paused
+/// single-thread runtime (so retries' sleeps cost nothing): the verdict's
+/// completeness and the rows' `id`s, or `None` when the call failed.
+pub fn walk_ids<U: Upstream>(
+    tool: &Tool,
+    upstream: &U,
+    limits: Limits,
+) -> Option<(bool, Vec<i64>)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a runtime");
+    let call = ToolCall {
+        tool,
+        arguments: Default::default(),
+        options: LoopOptions {
+            all_pages: true,
+            ..LoopOptions::default()
+        },
+        limits,
+        cache: None,
+    };
+    let result = rt
+        .block_on(dragnet_steps::execute(call, upstream, &Runtime::quiet()))
+        .ok()?;
+    Some((result.verdict.complete, ids(&result)))
+}
+
+/// Limits for generated upstreams: `pages`, `items` and `requests`, with
+/// quick retries.
+pub fn sim_limits(pages: u32, items: usize, requests: u32) -> Limits {
+    Limits {
+        max_pages: pages,
+        max_items: items,
+        max_requests: requests,
+        retry: RetryPolicy {
+            max_retries: 2,
+            base_backoff: Duration::from_millis(5),
+            max_backoff: Duration::from_millis(20),
+        },
+        ..Limits::default()
+    }
 }
 
 /// How many of the shop's orders are open.

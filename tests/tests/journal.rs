@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use dragnet_e2e::{ids, test_limits, Harness};
 use dragnet_steps::cache::BoxFuture;
 use dragnet_steps::journal::{Journal, KeptPage, PageJournal};
-use dragnet_steps::{Limits, LoopOptions, LoopResult, Runtime, StopReason, ToolCall};
+use dragnet_steps::{Limits, LoopResult, Runtime, StopReason};
 use serde_json::{json, Value};
 
 /// Pages in memory, by scope and key, in the order they were kept.
@@ -68,18 +68,7 @@ async fn walk_tool(
         }),
         ..Runtime::quiet()
     };
-    let Value::Object(args) = args else {
-        unreachable!()
-    };
-    let (arguments, options) = LoopOptions::split_reserved(args).unwrap();
-    let call = ToolCall {
-        tool: h.tool(tool),
-        arguments,
-        options,
-        limits,
-        cache: None,
-    };
-    dragnet_steps::execute(call, &h.upstream(""), &runtime)
+    h.call_through(tool, args, &h.upstream(""), limits, &runtime)
         .await
         .unwrap()
 }

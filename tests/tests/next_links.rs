@@ -10,7 +10,7 @@
 
 use dragnet_e2e::{ids, test_limits, Harness};
 use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
-use dragnet_steps::{Limits, LoopOptions, LoopResult, Runtime, StopReason, ToolCall};
+use dragnet_steps::{Limits, LoopResult, Runtime, StopReason};
 use serde_json::{json, Value};
 
 /// `(tool, path, arguments for pages of 25)`.
@@ -45,9 +45,8 @@ fn customers() -> Vec<i64> {
 /// Walks `tool` with `_all_pages` through an upstream carrying a bearer
 /// token and `fault`.
 async fn walk(h: &Harness, tool: &str, args: &str, fault: &str, limits: Limits) -> LoopResult {
-    let mut args: serde_json::Map<String, Value> = serde_json::from_str(args).unwrap();
-    args.insert("_all_pages".into(), json!(true));
-    let (arguments, options) = LoopOptions::split_reserved(args).unwrap();
+    let mut args: Value = serde_json::from_str(args).unwrap();
+    args["_all_pages"] = json!(true);
     let mut upstream =
         HttpUpstream::new(h.shop.base_url(), Credentials::Bearer(Secret::new(TOKEN)))
             .unwrap()
@@ -58,14 +57,7 @@ async fn walk(h: &Harness, tool: &str, args: &str, fault: &str, limits: Limits) 
     if !fault.is_empty() {
         upstream = upstream.with_header("X-Shop-Fault", Secret::new(fault));
     }
-    let call = ToolCall {
-        tool: h.tool(tool),
-        arguments,
-        options,
-        limits,
-        cache: None,
-    };
-    dragnet_steps::execute(call, &upstream, &Runtime::quiet())
+    h.call_through(tool, args, &upstream, limits, &Runtime::quiet())
         .await
         .unwrap()
 }

@@ -27,13 +27,12 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
 
 use bytes::Bytes;
 use dragnet_steps::http::{RawResponse, Upstream};
 use dragnet_steps::looping::detect::{Paging, PagingParam, Position, Walkability};
 use dragnet_steps::tool::{Method, Param, ParamLocation};
-use dragnet_steps::{Limits, LoopOptions, RetryPolicy, Runtime, Tool, ToolCall, UpstreamError};
+use dragnet_steps::{Tool, UpstreamError};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -428,50 +427,12 @@ fn declares_the_end(b: &Behaviour) -> bool {
 }
 
 fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
-    let tool = tool(b);
     let sim = Sim {
         b: b.clone(),
         served_faults: Mutex::new(HashMap::new()),
     };
-    let limits = Limits {
-        max_pages: b.max_pages,
-        max_items: b.max_items,
-        max_requests: b.max_requests,
-        retry: RetryPolicy {
-            max_retries: 2,
-            base_backoff: Duration::from_millis(5),
-            max_backoff: Duration::from_millis(20),
-        },
-        ..Limits::default()
-    };
-    let call = ToolCall {
-        tool: &tool,
-        arguments: Map::new(),
-        options: LoopOptions {
-            all_pages: true,
-            ..LoopOptions::default()
-        },
-        limits,
-        cache: None,
-    };
-    let result = rt
-        .block_on(dragnet_steps::execute(call, &sim, &Runtime::quiet()))
-        .ok()?;
-    let ids = result
-        .visible()
-        .iter()
-        .map(|row| {
-            serde_json::from_str::<Value>(row).unwrap()["id"]
-                .as_i64()
-                .unwrap()
-        })
-        .collect();
-    Some((result.verdict.complete, ids))
+    let limits = dragnet_e2e::sim_limits(b.max_pages, b.max_items, b.max_requests);
+    dragnet_e2e::walk_ids(&tool(b), &sim, limits)
 }
 
 proptest! {
