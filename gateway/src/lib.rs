@@ -27,6 +27,8 @@ pub mod result_id;
 pub mod results;
 pub mod retrieval;
 pub mod runtime;
+#[cfg(test)]
+mod testing;
 pub mod token;
 pub mod upstream;
 #[cfg(test)]

@@ -4,19 +4,9 @@
 //! (`listLinkedCustomers`) both offer `_all_pages`, and both answer every
 //! row with `_pagingComplete: true`.
 
-use std::path::Path;
-use std::sync::Arc;
-
-use dragnet_steps::clock::SystemClock;
 use dragnet_steps::progress::NoProgress;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
-
-use crate::caller::{result_scope, Caller, RuntimeCredentials};
-use crate::config;
-use crate::memory::Memory;
-use crate::runtime::{Gateway, Services};
-use crate::token::Claims;
 
 const CONFIG: &str = "organisation: demo
 providers:
@@ -34,37 +24,8 @@ agents:
 
 #[tokio::test]
 async fn tools_walked_by_named_roles_and_link_headers_offer_and_walk_all_pages() {
-    let shop = dragnet_shop::start("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("agent.yaml");
-    let cfg = config::load_str(&source, CONFIG).expect("the configuration compiles");
-    let g = Gateway::start(
-        cfg,
-        Services {
-            env: Arc::new(|_| None),
-            embedded: Some(shop.base_url().to_string()),
-            results: Arc::new(Memory::default()),
-            cache: None,
-            clock: Arc::new(SystemClock),
-            connections: None,
-        },
-    )
-    .await
-    .unwrap();
-    let claims = Claims {
-        org: "demo".into(),
-        sub: "u1".into(),
-        agent: "analyst".into(),
-        cache_scope: None,
-        exp: i64::MAX,
-    };
-    let who = Caller {
-        scope: result_scope(&claims, None, Some("t1")),
-        claims,
-        runtime: RuntimeCredentials::default(),
-        session: false,
-    };
+    let (g, _shop) = crate::testing::gateway_over_shop(CONFIG).await;
+    let who = crate::testing::caller("analyst", "t1", false);
     let listed = g.tools("analyst");
     let want = dragnet_shop::dataset().customers().len();
     for tool in ["listJiraCustomers", "listLinkedCustomers"] {

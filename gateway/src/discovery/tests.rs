@@ -5,19 +5,12 @@
 //! (with the binding's looping and verdict), joins a session's list but
 //! never a stateless one, and is loaded for that thread only.
 
-use std::path::Path;
-use std::sync::Arc;
-
-use dragnet_steps::clock::SystemClock;
 use dragnet_steps::progress::NoProgress;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::caller::{result_scope, Caller, RuntimeCredentials};
-use crate::config;
-use crate::memory::Memory;
-use crate::runtime::{Answer, Gateway, Services};
-use crate::token::Claims;
+use crate::caller::Caller;
+use crate::runtime::{Answer, Gateway};
 
 const CONFIG: &str = "organisation: demo
 providers:
@@ -40,19 +33,7 @@ agents:
 ";
 
 fn caller(thread: &str, session: bool) -> Caller {
-    let claims = Claims {
-        org: "demo".into(),
-        sub: "u1".into(),
-        agent: "clerk".into(),
-        cache_scope: None,
-        exp: i64::MAX,
-    };
-    Caller {
-        scope: result_scope(&claims, session.then_some(thread), Some(thread)),
-        claims,
-        runtime: RuntimeCredentials::default(),
-        session,
-    }
+    crate::testing::caller("clerk", thread, session)
 }
 
 async fn call(g: &Gateway, who: &Caller, name: &str, args: Value) -> Answer {
@@ -72,24 +53,7 @@ fn names(defs: &[crate::listing::ToolDefinition]) -> Vec<&str> {
 
 #[tokio::test]
 async fn a_pooled_tool_is_searched_loaded_and_called_in_its_thread_only() {
-    let shop = dragnet_shop::start("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("agent.yaml");
-    let cfg = config::load_str(&source, CONFIG).expect("the configuration compiles");
-    let g = Gateway::start(
-        cfg,
-        Services {
-            env: Arc::new(|_| None),
-            embedded: Some(shop.base_url().to_string()),
-            results: Arc::new(Memory::default()),
-            cache: None,
-            clock: Arc::new(SystemClock),
-            connections: None,
-        },
-    )
-    .await
-    .unwrap();
+    let (g, shop) = crate::testing::gateway_over_shop(CONFIG).await;
     // Own tools (2) leave 1 of the budget of 3: the app's 4 are pooled whole.
     let listed = g.tools("clerk");
     let listed = names(&listed);
