@@ -76,8 +76,22 @@ fn original_text(name: &str, operation_id: Option<&str>) -> String {
 
 fn paging_text(tool: &Tool) -> String {
     if let Some(c) = tool.cursor_walk() {
-        let param = c.param.as_ref().map(|p| p.name.as_str()).unwrap_or("-");
-        return format!("walkable: cursor={param} next={}", c.next.describe());
+        let size = c
+            .size
+            .as_ref()
+            .map(|s| format!(" size={}", s.name))
+            .unwrap_or_default();
+        return match &c.param {
+            Some(p) => format!(
+                "walkable: cursor={}{size} next={}",
+                p.name,
+                c.next.describe()
+            ),
+            None => format!(
+                "walkable: follows the next URL in {}{size}",
+                c.next.describe()
+            ),
+        };
     }
     match &tool.walkability {
         Walkability::Walkable(p) => {
