@@ -180,3 +180,43 @@ async fn a_next_url_on_another_origin_is_never_followed() {
             .any(|(k, v)| k == "host" && v.starts_with("127.0.0.1"))));
     }
 }
+
+/// One page without `_all_pages` is complete only when the page itself
+/// says nothing follows, where its style says it. (Twilio's single page
+/// was called complete before: its `PageSize`/`PageToken` are no page
+/// parameters, so it looked like a tool that cannot page.)
+#[tokio::test]
+async fn one_page_is_complete_only_when_its_next_position_says_the_end() {
+    let h = Harness::start().await;
+    for (tool, _, args) in STYLES {
+        let args: Value = serde_json::from_str(args).unwrap();
+        let first = h.call(tool, args, "").await.unwrap();
+        assert!(!first.verdict.complete, "{tool}: {}", first.verdict.note);
+        assert_eq!(
+            first.verdict.stopped_by,
+            Some(StopReason::NotWalked),
+            "{tool}"
+        );
+        assert!(first.verdict.likely_more_rows, "{tool}");
+        assert_eq!(ids(&first), customers()[..25].to_vec(), "{tool}");
+    }
+    // A page that holds every row says so: complete.
+    for (tool, args) in [
+        (
+            "listStripeCustomers",
+            json!({"limit": 100, "starting_after": "300"}),
+        ),
+        (
+            "listLinkedCustomers",
+            json!({"limit": 100, "after": dragnet_shop::chain_cursor(300, 4)}),
+        ),
+        (
+            "listTwilioCustomers",
+            json!({"PageSize": 100, "PageToken": dragnet_shop::chain_cursor(300, 4)}),
+        ),
+    ] {
+        let last = h.call(tool, args, "").await.unwrap();
+        assert!(last.verdict.complete, "{tool}: {}", last.verdict.note);
+        assert_eq!(ids(&last), customers()[300..].to_vec(), "{tool}");
+    }
+}

@@ -56,6 +56,7 @@ use tokio::task::JoinHandle;
 
 pub use data::{dataset, Customer, Dataset, Event, Order, OrderLine, OrderStatus, Property};
 pub use log::RecordedRequest;
+pub use routes::encode_cursor as chain_cursor;
 
 use state::Shared;
 

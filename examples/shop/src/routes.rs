@@ -277,7 +277,9 @@ async fn list_events(
     Ok(serve_page(&shared.once, &faults, &rows, request, &shape).await)
 }
 
-pub(crate) fn encode_cursor(offset: u64, chain: u64) -> String {
+/// The opaque cursor of the cursor-chain endpoints for the page that
+/// starts at row `offset` and is the `chain`-th of its chain (first = 1).
+pub fn encode_cursor(offset: u64, chain: u64) -> String {
     let chain = chain.min((1 << CHAIN_BITS) - 1);
     format!("ev_{:016x}", ((offset << CHAIN_BITS) | chain) ^ CURSOR_MASK)
 }

@@ -31,7 +31,7 @@ use crate::json::RawObject;
 use crate::UpstreamError;
 
 /// What a page says comes after it.
-enum Next {
+pub(super) enum Next {
     End,
     Cursor(String),
     /// A next-page URL, as the page wrote it.
@@ -149,7 +149,12 @@ impl<U: Upstream> Walker<'_, U> {
 
 /// Where the page says the walk goes next (`header_link`: its `Link`
 /// header's next target).
-fn next_of(text: &str, page: &Page<'_>, source: &NextSource, header_link: Option<String>) -> Next {
+pub(super) fn next_of(
+    text: &str,
+    page: &Page<'_>,
+    source: &NextSource,
+    header_link: Option<String>,
+) -> Next {
     // The body may be a bare array (GitHub): the header alone decides.
     if *source == NextSource::LinkHeader {
         return header_link.map_or(Next::End, Next::Link);

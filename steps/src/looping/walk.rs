@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::budget::Budget;
 use super::collection::{self, Declared, Envelope, ItemsPath, Page};
+use super::cursor_walk::{next_of, Next};
 use super::detect::Walkability;
 use super::for_each;
 use super::page_plan::{get_path, PagePlan};
@@ -148,7 +149,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
             if let Some(plan) = &plan {
                 plan.apply(&mut args);
             }
-            let (status, body) = match self.fetch_text(&args).await {
+            let (status, body, link) = match self.fetch_target(Target::Arguments(&args)).await {
                 Ok(r) => r,
                 Err(FetchError::Stopped(reason)) => return Ok(out.stop(reason, None)),
                 Err(FetchError::Upstream(UpstreamError::Status {
@@ -169,7 +170,12 @@ impl<'a, U: Upstream> Walker<'a, U> {
             let ranges = ranges_of(text, &page.items);
 
             let Some(plan) = plan.as_mut() else {
-                // One page only: is it everything?
+                // One page only: is it everything? A cursor-style tool's
+                // page says so where its next position is read.
+                let more = match &self.tool.cursor {
+                    Some(c) => Some(!matches!(next_of(text, &page, &c.next, link), Next::End)),
+                    None => more,
+                };
                 drop(page);
                 let truncated = self.keep(body, ranges, value, &mut out);
                 self.report(out.pages, value);
@@ -301,16 +307,6 @@ impl<'a, U: Upstream> Walker<'a, U> {
             Err(FirstPageError::Missing(e)) => e,
         };
         PageRead::Ended(self.failed(std::mem::take(out), e))
-    }
-
-    /// The status and the body, as text, of the answer to `args`.
-    pub(super) async fn fetch_text(
-        &mut self,
-        args: &Map<String, Value>,
-    ) -> Result<(u16, String), FetchError> {
-        self.fetch_target(Target::Arguments(args))
-            .await
-            .map(|(status, body, _)| (status, body))
     }
 
     /// The status, the body as text, and the `Link` header's next target
