@@ -151,4 +151,19 @@ mod tests {
             refused.describe()
         );
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_read_without_a_panic_and_never_leaves_the_origin(
+            text in "[<>;,= \"a-zA-Z0-9:/?&.%@-]{0,80}"
+        ) {
+            if let Some(target) = next_of_link_header(&text) {
+                proptest::prop_assert!(!target.is_empty());
+                proptest::prop_assert!(text.contains(&target));
+            }
+            if let Ok(url) = resolve_on_origin("http://127.0.0.1:8080/api", &text) {
+                proptest::prop_assert_eq!(url.origin().ascii_serialization(), "http://127.0.0.1:8080");
+            }
+        }
+    }
 }
