@@ -220,3 +220,43 @@ async fn one_page_is_complete_only_when_its_next_position_says_the_end() {
         assert_eq!(ids(&last), customers()[300..].to_vec(), "{tool}");
     }
 }
+
+/// A next URL that is not a URL at all (or not HTTP) is never followed
+/// either: the walk keeps page one and says what was wrong with the link.
+#[tokio::test]
+async fn a_next_url_that_is_no_usable_url_stops_the_walk() {
+    for (next, reason) in [
+        ("http://[::1", StopReason::MalformedPage),
+        ("file:///etc/passwd", StopReason::OffOrigin),
+    ] {
+        let router = axum::Router::new().route(
+            "/things",
+            axum::routing::get(move || async move {
+                axum::Json(json!({"things": [{"id": 1}, {"id": 2}], "next": next}))
+            }),
+        );
+        let base = dragnet_e2e::serve(router).await;
+        let tool = dragnet_e2e::tool_from_doc(
+            r#"{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/things":{"get":{
+                "operationId":"listThings",
+                "responses":{"200":{"description":"ok","content":{"application/json":{"schema":{
+                    "type":"object","properties":{"things":{"type":"array","items":{"type":"object"}},
+                    "next":{"type":"string","nullable":true}}}}}}}}}}}"#,
+            "listThings",
+        );
+        assert!(tool.can_walk(), "a next URL is followed");
+        let upstream = HttpUpstream::new(&base, Credentials::None).unwrap();
+        let r = dragnet_e2e::walk_with(&tool, &upstream, test_limits())
+            .await
+            .unwrap();
+        assert!(!r.verdict.complete, "{next}");
+        assert_eq!(
+            r.verdict.stopped_by,
+            Some(reason),
+            "{next}: {}",
+            r.verdict.note
+        );
+        assert_eq!(r.verdict.item_count, 2);
+        assert_eq!(r.verdict.requests, 1);
+    }
+}

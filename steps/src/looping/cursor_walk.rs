@@ -25,7 +25,7 @@ use super::cursor::{CursorPaging, NextSource};
 use super::page_plan::{get_path, set_path};
 use super::verdict::StopReason;
 use super::walk::{fingerprint, Outcome, PageRead, Walker};
-use crate::http::{FetchError, Target, Upstream};
+use crate::http::{FetchError, LinkRefused, Target, Upstream};
 use crate::items::ranges_of;
 use crate::json::RawObject;
 use crate::UpstreamError;
@@ -121,7 +121,13 @@ impl<U: Upstream> Walker<'_, U> {
                     Ok(url) => Some(url),
                     Err(refused) => {
                         let detail = format!("after page {}, {}", out.pages, refused.describe());
-                        return Ok(out.stop(StopReason::OffOrigin, Some(detail)));
+                        let reason = match refused {
+                            LinkRefused::Unusable => StopReason::MalformedPage,
+                            LinkRefused::OffOrigin(_) | LinkRefused::Scheme(_) => {
+                                StopReason::OffOrigin
+                            }
+                        };
+                        return Ok(out.stop(reason, Some(detail)));
                     }
                 },
                 _ => None,
