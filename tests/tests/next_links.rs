@@ -260,3 +260,41 @@ async fn a_next_url_that_is_no_usable_url_stops_the_walk() {
         assert_eq!(r.verdict.requests, 1);
     }
 }
+
+/// A fan-out walks each value's links on their own: two page sizes of the
+/// `Link`-header style, every row of each, tagged with its value.
+#[tokio::test]
+async fn a_fan_out_follows_each_values_links_to_the_end() {
+    let h = Harness::start().await;
+    let r = h
+        .call(
+            "listLinkedCustomers",
+            json!({"_all_pages": true, "_fields": ["id", "limit"],
+                   "_for_each": {"key": "limit", "values": [40, 100]}}),
+            "",
+        )
+        .await
+        .unwrap();
+    assert!(r.verdict.complete, "{}", r.verdict.note);
+    let rows = dragnet_e2e::items(&r);
+    let n = customers().len();
+    assert_eq!(rows.len(), 2 * n);
+    for (value, pages) in [(40, n.div_ceil(40)), (100, n.div_ceil(100))] {
+        let tagged: Vec<i64> = rows
+            .iter()
+            .filter(|row| row["limit"] == json!(value))
+            .map(|row| row["id"].as_i64().unwrap())
+            .collect();
+        assert_eq!(tagged, customers(), "limit {value}");
+        let asked = h
+            .requests()
+            .iter()
+            .filter(|q| {
+                q.query
+                    .iter()
+                    .any(|(k, v)| k == "limit" && v == &value.to_string())
+            })
+            .count();
+        assert_eq!(asked, pages, "limit {value}: its own links, to its end");
+    }
+}
