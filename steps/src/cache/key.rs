@@ -1,7 +1,8 @@
 //! Cache keys (SPEC §5): never less than what makes two answers differ —
 //! which upstream answered (its canonical base URL), which operation (method,
 //! path template and the document's parameter set, as the tool's input
-//! schema), the tool id, its arguments (reserved ones are never in them),
+//! schema), how it pages (detected or named by hand: one walk is not the
+//! other), the tool id, its arguments (reserved ones are never in them),
 //! the all-pages setting, where the collection is, and the de-duplicated,
 //! sorted fan-out values. Canonical JSON (keys sorted), hashed with SHA-256.
 //! Projection and filter are not in the key: the stored set is unshaped.
@@ -35,6 +36,7 @@ pub fn cache_key(m: KeyMaterial<'_>) -> String {
             "method": m.tool.method.as_upper(),
             "path": m.tool.path,
             "parameters": canonical(&m.tool.input_schema),
+            "paging": paging_of(m.tool),
         },
         "arguments": canonical(&Value::Object(m.arguments.clone())),
         "all_pages": m.all_pages,
@@ -43,6 +45,28 @@ pub fn cache_key(m: KeyMaterial<'_>) -> String {
     });
     let digest = Sha256::digest(material.to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// How the tool pages, as the walk will follow it.
+fn paging_of(tool: &Tool) -> Value {
+    use crate::looping::detect::{Position, Walkability};
+    let param = |p: &crate::looping::detect::PagingParam| json!([p.name, p.location]);
+    let page = match &tool.walkability {
+        Walkability::Walkable(p) => match &p.position {
+            Position::Page(q) => json!({"size": param(&p.size), "page": param(q)}),
+            Position::Offset(q) => json!({"size": param(&p.size), "offset": param(q)}),
+        },
+        _ => Value::Null,
+    };
+    let cursor = tool.cursor.as_ref().map(|c| {
+        json!({
+            "style": c.style,
+            "cursor": c.param.as_ref().map(param),
+            "next": c.next.describe(),
+            "size": c.size.as_ref().map(param),
+        })
+    });
+    json!({"page": page, "cursor": cursor})
 }
 
 /// The value with every object's keys sorted.
@@ -123,7 +147,18 @@ mod tests {
         let moved = tool("/v2/orders", t.input_schema.clone());
         let reshaped = tool("/orders", json!({"type":"object","properties":{"a":{}}}));
         let path = vec!["data".to_string()];
+        // The same operation walked by roles named by hand.
+        let roles = crate::looping::overrides::PagingRoles {
+            size: Some("a".into()),
+            offset: Some("b".into()),
+            ..Default::default()
+        };
+        let named = crate::looping::overrides::apply_roles(&t, &roles).unwrap();
         for different in [
+            KeyMaterial {
+                tool: &named,
+                ..base
+            },
             KeyMaterial {
                 upstream: "http://127.0.0.1:2",
                 ..base
