@@ -391,7 +391,11 @@ fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
 /// Whether every page came back as it should have (no fault that fired).
 fn answered_well(b: &Behaviour) -> bool {
     match b.fault {
-        None | Some((_, Fault::Transient500)) => true,
+        None => true,
+        // A failure answered on retry costs a request of the bound.
+        Some((page, Fault::Transient500)) => {
+            page as u32 > pages_needed(b) || b.max_requests > pages_needed(b)
+        }
         // A fault on a page the walk never reaches does not fire.
         Some((page, _)) => page as u32 > pages_needed(b),
     }

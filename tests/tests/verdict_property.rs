@@ -418,6 +418,20 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
 /// Whether the upstream declares where the rows end: a correct total, or
 /// an end signal no wrong total contradicts.
 fn declares_the_end(b: &Behaviour) -> bool {
+    // A fault on a page the walk reaches (its pages, plus the one more it
+    // may ask for at the end) means the upstream did not answer it: a
+    // persistent one always, a transient one when the request bound has no
+    // request to spare for the retry. (With rows missing, "every row"
+    // fails anyway; this is for an empty collection.)
+    if let Some((at, fault)) = b.fault {
+        let served = b.declared_max.min(b.cap.unwrap_or(usize::MAX)).max(1);
+        let pages = b.rows.div_ceil(served).max(1);
+        let reached = at as usize <= pages + 1;
+        let spare = b.max_requests as usize > pages + 1;
+        if reached && (fault != Fault::Transient500 || !spare) {
+            return false;
+        }
+    }
     let signal = matches!(b.shape, Shape::Drf | Shape::Meta(Some(_)));
     match b.total {
         Total::Correct | Total::FirstPageOnly => true,
