@@ -163,9 +163,9 @@ pub fn tool_from_doc(doc: &str, name: &str) -> Tool {
 
 /// Walks every page of `tool` through `upstream` with `limits` (one call
 /// when the tool cannot be walked).
-pub async fn walk_with(
+pub async fn walk_with<U: Upstream>(
     tool: &Tool,
-    upstream: &HttpUpstream,
+    upstream: &U,
     limits: Limits,
 ) -> Result<LoopResult, Error> {
     let call = ToolCall {
@@ -181,6 +181,18 @@ pub async fn walk_with(
     dragnet_steps::execute(call, upstream, &Runtime::quiet()).await
 }
 
+/// Serves `router` on a free port and walks its operation `name` of
+/// `doc` there with the test limits: the tool, and the walk's result.
+pub async fn walk_served(router: axum::Router, doc: &str, name: &str) -> (Tool, LoopResult) {
+    let base = serve(router).await;
+    let tool = tool_from_doc(doc, name);
+    let upstream = HttpUpstream::new(&base, Credentials::None).expect("a client");
+    let result = walk_with(&tool, &upstream, test_limits())
+        .await
+        .expect("the walk answers");
+    (tool, result)
+}
+
 /// Walks every page of `tool` through a generated `upstream` on a paused
 /// single-thread runtime (so retries' sleeps cost nothing): the verdict's
 /// completeness and the rows' `id`s, or `None` when the call failed.
@@ -194,19 +206,7 @@ pub fn walk_ids<U: Upstream>(
         .start_paused(true)
         .build()
         .expect("a runtime");
-    let call = ToolCall {
-        tool,
-        arguments: Default::default(),
-        options: LoopOptions {
-            all_pages: true,
-            ..LoopOptions::default()
-        },
-        limits,
-        cache: None,
-    };
-    let result = rt
-        .block_on(dragnet_steps::execute(call, upstream, &Runtime::quiet()))
-        .ok()?;
+    let result = rt.block_on(walk_with(tool, upstream, limits)).ok()?;
     Some((result.verdict.complete, ids(&result)))
 }
 

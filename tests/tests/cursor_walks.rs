@@ -117,8 +117,8 @@ async fn a_cursor_given_back_twice_stops_the_walk() {
             }
         }),
     );
-    let base = dragnet_e2e::serve(router).await;
-    let tool = dragnet_e2e::tool_from_doc(
+    let (tool, r) = dragnet_e2e::walk_served(
+        router,
         r#"{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/things":{"get":{
             "operationId":"listThings",
             "parameters":[{"name":"cursor","in":"query","schema":{"type":"string"}}],
@@ -126,14 +126,9 @@ async fn a_cursor_given_back_twice_stops_the_walk() {
                 "type":"object","properties":{"things":{"type":"array","items":{"type":"object"}},
                 "next_cursor":{"type":"string","nullable":true}}}}}}}}}}}"#,
         "listThings",
-    );
+    )
+    .await;
     assert!(tool.can_walk());
-    let upstream =
-        dragnet_steps::http::HttpUpstream::new(&base, dragnet_steps::http::Credentials::None)
-            .expect("a client");
-    let r = dragnet_e2e::walk_with(&tool, &upstream, test_limits())
-        .await
-        .unwrap();
     assert!(!r.verdict.complete);
     assert_eq!(
         r.verdict.stopped_by,
@@ -184,8 +179,8 @@ async fn stripe_style_walks_follow_the_last_item_while_has_more() {
             },
         ),
     );
-    let base = dragnet_e2e::serve(router).await;
-    let tool = dragnet_e2e::tool_from_doc(
+    let (tool, r) = dragnet_e2e::walk_served(
+        router,
         r#"{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/v1/charges":{"get":{
             "operationId":"GetCharges",
             "parameters":[{"name":"starting_after","in":"query","schema":{"type":"string"}},
@@ -194,17 +189,12 @@ async fn stripe_style_walks_follow_the_last_item_while_has_more() {
                 "type":"object","properties":{"data":{"type":"array","items":{"type":"object"}},
                 "has_more":{"type":"boolean"},"object":{"type":"string"},"url":{"type":"string"}}}}}}}}}}}"#,
         "GetCharges",
-    );
+    )
+    .await;
     assert_eq!(
         tool.cursor_walk().map(|c| c.next.describe()),
         Some("last_item:id".to_string())
     );
-    let upstream =
-        dragnet_steps::http::HttpUpstream::new(&base, dragnet_steps::http::Credentials::None)
-            .expect("a client");
-    let r = dragnet_e2e::walk_with(&tool, &upstream, test_limits())
-        .await
-        .unwrap();
     assert!(r.verdict.complete, "{}", r.verdict.note);
     assert_eq!(r.verdict.item_count, 25);
     assert_eq!(r.verdict.requests, 3);

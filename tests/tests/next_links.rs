@@ -235,20 +235,17 @@ async fn a_next_url_that_is_no_usable_url_stops_the_walk() {
                 axum::Json(json!({"things": [{"id": 1}, {"id": 2}], "next": next}))
             }),
         );
-        let base = dragnet_e2e::serve(router).await;
-        let tool = dragnet_e2e::tool_from_doc(
+        let (tool, r) = dragnet_e2e::walk_served(
+            router,
             r#"{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/things":{"get":{
                 "operationId":"listThings",
                 "responses":{"200":{"description":"ok","content":{"application/json":{"schema":{
                     "type":"object","properties":{"things":{"type":"array","items":{"type":"object"}},
                     "next":{"type":"string","nullable":true}}}}}}}}}}}"#,
             "listThings",
-        );
+        )
+        .await;
         assert!(tool.can_walk(), "a next URL is followed");
-        let upstream = HttpUpstream::new(&base, Credentials::None).unwrap();
-        let r = dragnet_e2e::walk_with(&tool, &upstream, test_limits())
-            .await
-            .unwrap();
         assert!(!r.verdict.complete, "{next}");
         assert_eq!(
             r.verdict.stopped_by,
