@@ -95,15 +95,14 @@ pub(crate) async fn github(
 ) -> Result<Response, ShopError> {
     let faults = Faults::from_headers(&headers)?;
     let query = QueryParams::from_uri(&uri)?;
-    let size = query.int("limit", LIMIT)?;
     let rows = customers();
-    let current = query.get("after");
-    let (offset, chain) = position(current, rows.len())?;
-    let next = Mutex::new(None);
     let len = rows.len();
+    let at = ChainAt::read(&query, "limit", LIMIT, "after", len)?;
+    let size = at.size;
+    let next = Mutex::new(None);
     let shape = |items: Option<Vec<Value>>, served: &Served| {
-        let link = next_cursor(&faults, current, chain, served.end, len).map(|cursor| {
-            let base = here(&headers, &uri, faults.foreign_next(chain));
+        let link = at.next(&faults, served.end, len).map(|cursor| {
+            let base = here(&headers, &uri, faults.foreign_next(at.chain));
             format!("{base}?limit={size}&after={cursor}")
         });
         *next.lock().unwrap_or_else(|e| e.into_inner()) = link;
@@ -112,11 +111,7 @@ pub(crate) async fn github(
             None => json!({ "message": "gone" }),
         }
     };
-    let request = PageRequest::Chain {
-        offset,
-        chain,
-        size,
-    };
+    let request = at.request();
     let mut response = serve_page(&shared.once, &faults, &rows, request, &shape).await;
     let next = next.into_inner().unwrap_or_else(|e| e.into_inner());
     if let (true, Some(next)) = (response.status().is_success(), next) {
@@ -137,19 +132,18 @@ pub(crate) async fn twilio(
 ) -> Result<Response, ShopError> {
     let faults = Faults::from_headers(&headers)?;
     let query = QueryParams::from_uri(&uri)?;
-    let size = query.int("PageSize", LIMIT)?;
     let rows = customers();
-    let current = query.get("PageToken");
-    let (offset, chain) = position(current, rows.len())?;
     let len = rows.len();
+    let at = ChainAt::read(&query, "PageSize", LIMIT, "PageToken", len)?;
+    let (size, chain) = (at.size, at.chain);
     let shape = |items: Option<Vec<Value>>, served: &Served| {
         // The next page's index; a repeated link repeats this page's.
-        let index = match current.is_some() && faults.repeat_cursor(chain) {
+        let index = match at.current.is_some() && faults.repeat_cursor(chain) {
             true => chain - 1,
             false => chain,
         };
         // Twilio's links are relative to the host; a foreign one is absolute.
-        let next = next_cursor(&faults, current, chain, served.end, len).map(|cursor| {
+        let next = at.next(&faults, served.end, len).map(|cursor| {
             let base = match faults.foreign_next(chain) {
                 true => here(&headers, &uri, true),
                 false => uri.path().to_string(),
@@ -165,12 +159,7 @@ pub(crate) async fn twilio(
         body.insert("next_page_uri".into(), json!(next));
         Value::Object(body)
     };
-    let request = PageRequest::Chain {
-        offset,
-        chain,
-        size,
-    };
-    Ok(serve_page(&shared.once, &faults, &rows, request, &shape).await)
+    Ok(serve_page(&shared.once, &faults, &rows, at.request(), &shape).await)
 }
 
 /// Jira's silent cap on `maxResults`.
@@ -210,30 +199,59 @@ pub(crate) async fn jira(
     Ok(serve_page(&shared.once, &faults, &rows, request, &shape).await)
 }
 
-/// `(offset, chain)` of a cursor, or the chain's start.
-fn position(cursor: Option<&str>, count: usize) -> Result<(u64, u64), ShopError> {
-    match cursor {
-        None => Ok((0, 1)),
-        Some(text) => decode_cursor(text, count as u64),
-    }
+/// Where a request of a cursor-chain endpoint (`/events`, `/github/…`,
+/// `/twilio/…`) is: its page size, the cursor that reached it, and the
+/// place in the chain that cursor names.
+pub(crate) struct ChainAt<'q> {
+    pub size: u64,
+    pub current: Option<&'q str>,
+    pub offset: u64,
+    /// The page's number in the chain (first = 1).
+    pub chain: u64,
 }
 
-/// The cursor of the page after one that ended at `end`; `None` after
-/// the last row. With `repeat-cursor` on page `chain`, the cursor that
-/// reached it (`current`) instead.
-fn next_cursor(
-    faults: &Faults,
-    current: Option<&str>,
-    chain: u64,
-    end: usize,
-    count: usize,
-) -> Option<String> {
-    if end >= count {
-        return None;
+impl<'q> ChainAt<'q> {
+    /// The page size from `size_param`, the cursor from `cursor_param`
+    /// (a 400 when this API did not issue it).
+    pub(crate) fn read(
+        query: &'q QueryParams,
+        size_param: &str,
+        size: Bounds,
+        cursor_param: &str,
+        count: usize,
+    ) -> Result<ChainAt<'q>, ShopError> {
+        let current = query.get(cursor_param);
+        let (offset, chain) = match current {
+            None => (0, 1),
+            Some(text) => decode_cursor(text, count as u64)?,
+        };
+        Ok(ChainAt {
+            size: query.int(size_param, size)?,
+            current,
+            offset,
+            chain,
+        })
     }
-    match current {
-        Some(current) if faults.repeat_cursor(chain) => Some(current.to_string()),
-        _ => Some(encode_cursor(end as u64, chain + 1)),
+
+    pub(crate) fn request(&self) -> PageRequest {
+        PageRequest::Chain {
+            offset: self.offset,
+            chain: self.chain,
+            size: self.size,
+        }
+    }
+
+    /// The cursor of the page after this one, which ended at `end`; `None`
+    /// after the last row. With `repeat-cursor` on this page, the cursor
+    /// that reached it instead.
+    pub(crate) fn next(&self, faults: &Faults, end: usize, count: usize) -> Option<String> {
+        if end >= count {
+            return None;
+        }
+        match self.current {
+            Some(current) if faults.repeat_cursor(self.chain) => Some(current.to_string()),
+            _ => Some(encode_cursor(end as u64, self.chain + 1)),
+        }
     }
 }
 

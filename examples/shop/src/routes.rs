@@ -11,7 +11,9 @@ use axum::routing::{get, post};
 use axum::{middleware, Router};
 use serde_json::{json, Map, Value};
 
+use crate::cursors::{self, ChainAt};
 use crate::data::{dataset, Event, Order, OrderStatus};
+use crate::drf;
 use crate::error::ShopError;
 use crate::faults::Faults;
 use crate::log::{self, MAX_BODY_BYTES};
@@ -22,7 +24,6 @@ use crate::params::{
 };
 use crate::resources;
 use crate::state::Shared;
-use crate::{cursors, drf};
 
 const PAGE: Bounds = Bounds::new(1, 1, None);
 const PER_PAGE: Bounds = Bounds::new(25, 1, Some(100));
@@ -247,34 +248,21 @@ async fn list_events(
 ) -> Result<Response, ShopError> {
     let faults = Faults::from_headers(&headers)?;
     let query = QueryParams::from_uri(&uri)?;
-    let size = query.int("limit", EVENT_LIMIT)?;
     let rows: Vec<&Event> = dataset().events().iter().collect();
-    let current = query.get("cursor").map(str::to_string);
-    let (offset, chain) = match &current {
-        None => (0, 1),
-        Some(text) => decode_cursor(text, rows.len() as u64)?,
-    };
     let count = rows.len();
-    let repeat = faults.repeat_cursor(chain);
-    let shape = move |items: Option<Vec<Value>>, served: &Served| {
-        // `repeat-cursor`: the page points onward with the cursor that reached it.
-        let next = (served.end < count).then(|| match (&current, repeat) {
-            (Some(current), true) => current.clone(),
-            _ => encode_cursor(served.end as u64, chain + 1),
-        });
+    let at = ChainAt::read(&query, "limit", EVENT_LIMIT, "cursor", count)?;
+    let shape = |items: Option<Vec<Value>>, served: &Served| {
         let mut body = Map::new();
         if let Some(items) = items {
             body.insert("items".into(), Value::Array(items));
         }
-        body.insert("next_cursor".into(), json!(next));
+        body.insert(
+            "next_cursor".into(),
+            json!(at.next(&faults, served.end, count)),
+        );
         Value::Object(body)
     };
-    let request = PageRequest::Chain {
-        offset,
-        chain,
-        size,
-    };
-    Ok(serve_page(&shared.once, &faults, &rows, request, &shape).await)
+    Ok(serve_page(&shared.once, &faults, &rows, at.request(), &shape).await)
 }
 
 /// The opaque cursor of the cursor-chain endpoints for the page that
