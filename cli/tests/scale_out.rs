@@ -177,6 +177,35 @@ impl Cluster {
 }
 
 /// A folder with the shop's document and `name.yaml` holding `yaml`.
+/// A workflow that lists the shop's properties, then walks each one's
+/// cancelled orders, every page `latency_ms` late (`concurrency` values at
+/// a time, or the default).
+fn fan_out_workflow(name: &str, base: &str, latency_ms: u64, concurrency: Option<u32>) -> String {
+    let concurrency = concurrency.map_or(String::new(), |n| format!("\n        concurrency: {n}"));
+    format!(
+        "name: {name}
+providers:
+  shop:
+    openapi: openapi.yaml
+    base_url: {base}
+    headers:
+      X-Shop-Fault: \"latency={latency_ms}\"
+steps:
+  - id: properties
+    tool: shop.listProperties
+  - id: orders
+    tool: shop.listPropertyOrders
+    input: {{ status: cancelled, per_page: 100 }}
+    loop:
+      all_pages: true
+      for_each:
+        key: property_id
+        values: {{ ref: \"$.steps.properties.data[*].id\" }}{concurrency}
+      fields: [id]
+"
+    )
+}
+
 fn workflow_dir(name: &str, yaml: &str) -> std::path::PathBuf {
     let dir = scratch("wf");
     std::fs::create_dir_all(&dir).unwrap();
@@ -314,30 +343,7 @@ async fn a_worker_killed_or_stopped_mid_walk_loses_the_run_but_not_its_pages() {
     let cluster = Cluster::start(&schema);
     let dir = workflow_dir(
         "slow",
-        &format!(
-            "name: slow
-providers:
-  shop:
-    openapi: openapi.yaml
-    base_url: {}
-    headers:
-      X-Shop-Fault: \"latency=150\"
-steps:
-  - id: properties
-    tool: shop.listProperties
-  - id: orders
-    tool: shop.listPropertyOrders
-    input: {{ status: cancelled, per_page: 100 }}
-    loop:
-      all_pages: true
-      for_each:
-        key: property_id
-        values: {{ ref: \"$.steps.properties.data[*].id\" }}
-        concurrency: 1
-      fields: [id]
-",
-            shop.base_url()
-        ),
+        &fan_out_workflow("slow", shop.base_url(), 150, Some(1)),
     );
     let file = dir.join("slow.yaml").display().to_string();
     let pushed = cluster.client(&schema.url, &["workflows", "push", &file]);
@@ -448,32 +454,7 @@ async fn a_worker_takes_over_the_run_of_a_killed_server_and_resumes_it() {
     let schema = Schema::new("workers");
     let db = schema.url.clone();
     let token = acme_token(&db);
-    let dir = workflow_dir(
-        "two",
-        &format!(
-            "name: two
-providers:
-  shop:
-    openapi: openapi.yaml
-    base_url: {}
-    headers:
-      X-Shop-Fault: \"latency=300\"
-steps:
-  - id: properties
-    tool: shop.listProperties
-  - id: orders
-    tool: shop.listPropertyOrders
-    input: {{ status: cancelled, per_page: 100 }}
-    loop:
-      all_pages: true
-      for_each:
-        key: property_id
-        values: {{ ref: \"$.steps.properties.data[*].id\" }}
-      fields: [id]
-",
-            shop.base_url()
-        ),
-    );
+    let dir = workflow_dir("two", &fan_out_workflow("two", shop.base_url(), 300, None));
     let (serve, line) = start(&db, &["serve", "--bind", "127.0.0.1:0"], &[]);
     let addr = address_in(&line);
     let client = client(&db, &addr, &token);
