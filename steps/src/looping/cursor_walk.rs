@@ -17,12 +17,12 @@
 
 use std::collections::HashSet;
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::collection::Page;
 use super::cursor::{CursorPaging, NextSource};
 use super::page_plan::{get_path, set_path};
+use super::top_scan;
 use super::verdict::StopReason;
 use super::walk::{fingerprint, Outcome, PageRead, Walker};
 use crate::http::{FetchError, LinkRefused, Target, Upstream};
@@ -165,56 +165,85 @@ pub(super) fn next_of(
     if *source == NextSource::LinkHeader {
         return header_link.map_or(Next::End, Next::Link);
     }
-    let Ok(top) = serde_json::from_str::<RawObject>(text) else {
-        return Next::End;
-    };
     // Svix and others say so outright.
-    if top.get("done").is_some_and(|v| v.get() == "true") {
+    if field(text, &["done"]) == Some("true") {
         return Next::End;
     }
     match source {
-        NextSource::Body(path) => match field(&top, path) {
-            Some(raw) => cursor_text(raw).map_or(Next::End, Next::Cursor),
-            None => Next::End,
-        },
+        NextSource::Body(path) => field(text, path)
+            .and_then(cursor_text)
+            .map_or(Next::End, Next::Cursor),
         NextSource::LastItem { field: key, more } => {
-            let more = field(&top, more).is_some_and(|v| v.get() == "true");
+            let more = field(text, more) == Some("true");
             let last = page
                 .items
                 .last()
-                .and_then(|item| serde_json::from_str::<RawObject>(item.get()).ok())
-                .and_then(|item| item.get(key).and_then(cursor_text));
+                .and_then(|item| field(item.get(), std::slice::from_ref(key)))
+                .and_then(cursor_text);
             match (more, last) {
                 (true, Some(id)) => Next::Cursor(id),
                 _ => Next::End,
             }
         }
-        NextSource::NextUrl(path) => match field(&top, path) {
-            Some(raw) => cursor_text(raw).map_or(Next::End, Next::Link),
-            None => Next::End,
-        },
+        NextSource::NextUrl(path) => field(text, path)
+            .and_then(cursor_text)
+            .map_or(Next::End, Next::Link),
         // Read above.
         NextSource::LinkHeader => Next::End,
     }
 }
 
-/// The raw value at `path` (one or two levels) of `top`.
-fn field<'a>(top: &RawObject<'a>, path: &[String]) -> Option<&'a RawValue> {
-    let (first, rest) = path.split_first()?;
-    let mut at = top.get(first)?;
-    for key in rest {
-        let inner: RawObject<'a> = serde_json::from_str(at.get()).ok()?;
-        at = inner.get(key)?;
+/// The raw text of the value at `path` of the object `text`, read by the
+/// byte scan of top-level keys (the page was validated when it was split,
+/// so it is not parsed again), or by a parse where the scan gives up.
+fn field<'t, K: AsRef<str>>(text: &'t str, path: &[K]) -> Option<&'t str> {
+    let mut at = text;
+    for key in path {
+        let key = key.as_ref();
+        at = match top_scan::value_text(at, key) {
+            Some(found) => found?,
+            None => serde_json::from_str::<RawObject<'t>>(at)
+                .ok()?
+                .get(key)?
+                .get(),
+        };
     }
     Some(at)
 }
 
 /// A cursor's text: a non-empty string, or a number; `None` for null,
 /// `""`, `false` and anything else.
-fn cursor_text(raw: &RawValue) -> Option<String> {
-    match serde_json::from_str::<Value>(raw.get()).ok()? {
+fn cursor_text(raw: &str) -> Option<String> {
+    match serde_json::from_str::<Value>(raw).ok()? {
         Value::String(s) if !s.is_empty() => Some(s),
         Value::Number(n) => Some(n.to_string()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_read_by_the_scan_or_by_a_parse_where_it_gives_up() {
+        let page = r#"{"items": [{"id": 1}], "response_metadata": {"next_cursor": "dXNlcjpV"}, "done": false}"#;
+        let path = ["response_metadata", "next_cursor"];
+        assert_eq!(field(page, &path), Some(r#""dXNlcjpV""#));
+        assert_eq!(field(page, &["done"]), Some("false"));
+        assert_eq!(field(page, &["response_metadata", "none"]), None);
+        assert_eq!(field(page, &["items", "id"]), None, "not an object");
+        // An escaped key stops the scan; the parse reads the same value.
+        let escaped = r#"{"a\"b": 1, "response_metadata": {"next_cursor": "x"}}"#;
+        assert_eq!(field(escaped, &path), Some(r#""x""#));
+        // A repeated key reads as its last value either way.
+        let repeated = r#"{"next": "a", "next": "b"}"#;
+        assert_eq!(
+            field(repeated, &["next"]).and_then(cursor_text).as_deref(),
+            Some("b")
+        );
+        assert_eq!(cursor_text(r#""""#), None);
+        assert_eq!(cursor_text("42").as_deref(), Some("42"));
+        assert_eq!(cursor_text("null"), None);
     }
 }

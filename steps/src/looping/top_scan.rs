@@ -43,6 +43,25 @@ pub fn array_value_at(text: &str, key: &str) -> Option<usize> {
     at
 }
 
+/// The raw text of the top-level `key`'s value (a repeated key reads as
+/// its last value, as everywhere dragnet reads an object): `Some(None)`
+/// when the key is absent, `None` when the scan gives up. For text a
+/// validating read has already accepted (a page the walk split).
+pub fn value_text<'t>(text: &'t str, key: &str) -> Option<Option<&'t str>> {
+    let mut start = None;
+    scan(text, |name, _, value| {
+        if name == key {
+            start = Some(value);
+        }
+        false
+    })?;
+    let Some(start) = start else {
+        return Some(None);
+    };
+    let end = value_end(text.as_bytes(), start)?;
+    Some(Some(&text[start..end]))
+}
+
 /// Visits the top-level keys in order with the kind of each value and
 /// where it starts, until `visit` says stop (`Some(true)`) or the object
 /// ends (`Some(false)`); `None` when the scan gives up.
@@ -122,6 +141,16 @@ mod tests {
         assert_eq!(array_value_at(text, "rows"), None);
         assert_eq!(array_value_at(r#"{"a\"b": 1, "data": []}"#, "data"), None);
         assert_eq!(array_value_at("[1]", "data"), None);
+    }
+
+    #[test]
+    fn a_values_text_is_its_last_occurrence() {
+        let text = r#"{"next": "a", "meta": {"next": null}, "next" : {"x": [1, "}"]} , "n": 7}"#;
+        assert_eq!(value_text(text, "next"), Some(Some(r#"{"x": [1, "}"]}"#)));
+        assert_eq!(value_text(text, "n"), Some(Some("7")));
+        assert_eq!(value_text(text, "none"), Some(None));
+        assert_eq!(value_text(r#"{"a\"b": 1, "n": 2}"#, "n"), None);
+        assert_eq!(value_text("[1]", "n"), None);
     }
 
     #[test]
