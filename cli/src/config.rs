@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use dragnet_steps::cache::CacheMode;
-use dragnet_steps::http::Secret;
+use dragnet_steps::http::{HostPolicy, Secret};
 use dragnet_steps::looping::budget::Bound;
 use dragnet_steps::Limits;
 use serde::Deserialize;
@@ -65,6 +65,10 @@ pub struct ServerSettings {
     /// `[server] lease_seconds`, 1 to 3600, 30 by default); heartbeats
     /// renew it every third of that.
     pub lease: dragnet_store::LeaseLength,
+    /// Where teams' providers may point (`DRAGNET_UPSTREAM_HOSTS`, comma
+    /// separated, or `[server] upstream_hosts`); by default anywhere but
+    /// link-local and cloud metadata addresses.
+    pub upstream_hosts: std::sync::Arc<dragnet_steps::http::HostPolicy>,
 }
 
 /// Where `dragnet serve` listens by default.
@@ -115,6 +119,7 @@ struct FileServer {
     shutdown_grace_seconds: Option<Spanned<u64>>,
     max_running_runs: Option<Spanned<usize>>,
     lease_seconds: Option<Spanned<u64>>,
+    upstream_hosts: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -413,7 +418,9 @@ impl Config {
             })?,
             (None, None) => dragnet_store::LeaseLength::DEFAULT,
         };
+        let upstream_hosts = upstream_hosts(env, &file.server.upstream_hosts, &source)?;
         let server = ServerSettings {
+            upstream_hosts,
             lease,
             max_running_runs,
             metrics_token: env("DRAGNET_METRICS_TOKEN").map(Secret::new),
@@ -489,6 +496,31 @@ fn file_limits(l: &FileLimits, source: &Source<'_>) -> Result<Limits, CliError> 
         )
     })?;
     Ok(limits)
+}
+
+/// `upstream_hosts` from the environment (comma separated) or the file,
+/// parsed; a bad pattern in the file is located at that pattern.
+fn upstream_hosts(
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &Option<Vec<Spanned<String>>>,
+    source: &Source<'_>,
+) -> Result<std::sync::Arc<HostPolicy>, CliError> {
+    if let Some(text) = env("DRAGNET_UPSTREAM_HOSTS") {
+        let patterns: Vec<&str> = text.split(',').filter(|p| !p.trim().is_empty()).collect();
+        return HostPolicy::parse(&patterns)
+            .map(std::sync::Arc::new)
+            .map_err(|e| CliError::argument_error("DRAGNET_UPSTREAM_HOSTS", e.to_string()));
+    }
+    let Some(patterns) = file else {
+        return Ok(std::sync::Arc::default());
+    };
+    let texts: Vec<&str> = patterns.iter().map(|p| p.get_ref().as_str()).collect();
+    HostPolicy::parse(&texts)
+        .map(std::sync::Arc::new)
+        .map_err(|e| {
+            let span = patterns.get(e.index).map_or(0..0, Spanned::span);
+            source.value_error(span, "server.upstream_hosts", e.to_string())
+        })
 }
 
 fn value<T: Copy>(v: &Option<Spanned<T>>) -> Option<T> {
@@ -589,6 +621,34 @@ mod tests {
         assert!(e.to_string().contains("`cache.sweep_every_seconds`"), "{e}");
         let e = load_file(file("mode.toml", "[cache]\nmode = \"sometimes\"\n")).unwrap_err();
         assert!(e.to_string().contains("mode.toml:2:8: `cache.mode`"), "{e}");
+    }
+
+    #[test]
+    fn upstream_hosts_are_read_and_a_bad_pattern_located() {
+        let c = load_file(file(
+            "hosts.toml",
+            "[server]\nupstream_hosts = [\"*.example.com\", \"!10.0.0.0/8\"]\n",
+        ))
+        .unwrap();
+        let hosts = &c.server.upstream_hosts;
+        assert!(hosts.check_host("a.example.com").is_ok());
+        assert!(hosts.check_host("10.1.1.1").is_err());
+        assert!(hosts.check_host("api.github.com").is_err());
+        // Unset: anywhere but link-local and metadata.
+        let c = load_file(file("none-hosts.toml", "")).unwrap();
+        let hosts = &c.server.upstream_hosts;
+        assert!(hosts.check_host("api.github.com").is_ok());
+        assert!(hosts.check_host("169.254.169.254").is_err());
+        let e = load_file(file(
+            "bad-hosts.toml",
+            "[server]\nupstream_hosts = [\"ok.com\", \"https://x.com\"]\n",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("bad-hosts.toml:2:29: `server.upstream_hosts`: `https://x.com` is not a host pattern"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -77,6 +77,7 @@ fn server_config(config: &Config, workflows_dir: Option<PathBuf>) -> ServerConfi
         max_running_runs: config.server.max_running_runs,
         metrics_token: config.server.metrics_token.clone(),
         lease: config.server.lease,
+        upstream_hosts: config.server.upstream_hosts.clone(),
         ..ServerConfig::default()
     }
 }

@@ -8,10 +8,6 @@
 //! `ConnectionStore` port is this crate's; a store implements it. Nothing
 //! here logs a credential; they travel as `Secret`.
 
-use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, NONCE_LEN};
-use ring::rand::{SecureRandom, SystemRandom};
-use sha2::{Digest, Sha256};
-
 use dragnet_steps::http::Secret;
 
 use crate::results::StoreFuture;
@@ -57,37 +53,20 @@ pub trait ConnectionStore: Send + Sync {
 }
 
 /// The shortest connection key accepted, in bytes.
-pub const MIN_KEY_BYTES: usize = 32;
+pub const MIN_KEY_BYTES: usize = dragnet_steps::http::seal::MIN_KEY_BYTES;
 
-/// Seals and opens connection credentials.
-pub struct Sealer {
-    key: LessSafeKey,
-    rng: SystemRandom,
-}
-
-impl std::fmt::Debug for Sealer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Sealer(..)")
-    }
-}
+/// Seals and opens connection credentials: the sealer of
+/// `dragnet_steps::http::seal` with the owner and provider bound in.
+#[derive(Debug)]
+pub struct Sealer(dragnet_steps::http::Sealer);
 
 impl Sealer {
     /// A sealer whose AES-256 key is the SHA-256 of `secret` (at least 32
     /// bytes long).
     pub fn new(secret: &[u8]) -> Result<Sealer, String> {
-        if secret.len() < MIN_KEY_BYTES {
-            return Err(format!(
-                "the connection key has {} bytes; give at least {MIN_KEY_BYTES}",
-                secret.len()
-            ));
-        }
-        let digest = Sha256::digest(secret);
-        let unbound = UnboundKey::new(&AES_256_GCM, &digest)
-            .map_err(|_| "the connection key could not be made".to_string())?;
-        Ok(Sealer {
-            key: LessSafeKey::new(unbound),
-            rng: SystemRandom::new(),
-        })
+        dragnet_steps::http::Sealer::new(secret)
+            .map(Sealer)
+            .map_err(|e| format!("the connection key: {e}"))
     }
 
     /// The nonce, then the ciphertext and its tag.
@@ -97,37 +76,15 @@ impl Sealer {
         provider: &str,
         secret: &Secret,
     ) -> Result<Vec<u8>, String> {
-        let mut nonce = [0u8; NONCE_LEN];
-        self.rng
-            .fill(&mut nonce)
-            .map_err(|_| "no random nonce".to_string())?;
-        let mut sealed = secret.expose().as_bytes().to_vec();
-        self.key
-            .seal_in_place_append_tag(
-                Nonce::assume_unique_for_key(nonce),
-                Aad::from(aad(owner, provider)),
-                &mut sealed,
-            )
-            .map_err(|_| "sealing failed".to_string())?;
-        let mut out = nonce.to_vec();
-        out.extend_from_slice(&sealed);
-        Ok(out)
+        self.0
+            .seal(&aad(owner, provider), secret)
+            .map_err(|e| e.to_string())
     }
 
     /// The credentials `sealed` holds for `owner` and `provider`; `None`
     /// when it was sealed for anyone or anything else, or altered.
     pub fn open(&self, owner: &ConnectionOwner, provider: &str, sealed: &[u8]) -> Option<Secret> {
-        if sealed.len() < NONCE_LEN {
-            return None;
-        }
-        let (nonce, body) = sealed.split_at(NONCE_LEN);
-        let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
-        let mut body = body.to_vec();
-        let plain = self
-            .key
-            .open_in_place(nonce, Aad::from(aad(owner, provider)), &mut body)
-            .ok()?;
-        String::from_utf8(plain.to_vec()).ok().map(Secret::new)
+        self.0.open(&aad(owner, provider), sealed)
     }
 }
 

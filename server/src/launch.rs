@@ -382,6 +382,7 @@ pub fn spawn_run(
         // Pages its walks fetch are kept: a process taking it over
         // continues from there.
         journal: Some(Arc::new(RunPages::new(state.db().clone(), lease.clone()))),
+        hosts: Some(config.upstream_hosts.clone()),
         ..RunOptions::default()
     };
     let state = state.clone();

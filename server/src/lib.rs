@@ -27,6 +27,7 @@ mod shutdown;
 mod state;
 pub mod ui;
 mod upload;
+mod upstream_hosts;
 mod workflows;
 
 pub use auth::{create_token, new_team_id, token_hash, NewToken, TOKEN_PREFIX};

@@ -53,6 +53,11 @@ pub struct ServerConfig {
     /// How often this process looks for runs to claim (queued ones nobody
     /// started, and ones whose lease expired); `None` never looks.
     pub claim_every: Option<Duration>,
+    /// Where teams' providers may point (`[server] upstream_hosts`):
+    /// checked by name when a workflow is pushed, and by every resolved
+    /// address when a run calls it. The default refuses only link-local
+    /// and cloud metadata addresses.
+    pub upstream_hosts: Arc<dragnet_steps::http::HostPolicy>,
 }
 
 impl Default for ServerConfig {
@@ -70,6 +75,7 @@ impl Default for ServerConfig {
             metrics_token: None,
             lease: LeaseLength::DEFAULT,
             claim_every: Some(Duration::from_secs(1)),
+            upstream_hosts: Arc::default(),
         }
     }
 }

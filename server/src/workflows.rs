@@ -76,7 +76,13 @@ pub async fn validate(
     request: Request,
 ) -> ApiResult<Response> {
     let up = read_upload(&state, &headers, param.file, request, "workflow.yaml").await?;
-    let answer = match compile(&state, &up.file_name, up.source, up.documents).await? {
+    let compiled = compile(&state, &up.file_name, up.source.clone(), up.documents).await?;
+    // Held to the server's upstream hosts as a push is.
+    let compiled = compiled.and_then(|wf| {
+        let policy = &state.config().upstream_hosts;
+        crate::upstream_hosts::check(policy, &up.file_name, &up.source, &wf).map(|()| wf)
+    });
+    let answer = match compiled {
         Ok(wf) => Validation {
             valid: true,
             name: Some(wf.name),
@@ -191,6 +197,13 @@ pub(crate) async fn push(
             ),
         });
     }
+    crate::upstream_hosts::check(
+        &state.config().upstream_hosts,
+        &up.file_name,
+        &up.source,
+        &wf,
+    )
+    .map_err(ApiError::InvalidWorkflow)?;
     let pushed = state
         .db()
         .push_workflow(

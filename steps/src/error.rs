@@ -103,6 +103,10 @@ pub enum UpstreamError {
     /// The body was cut off at the raw-bytes bound.
     #[error("the response body passed the raw-bytes bound after {read} bytes; reading stopped")]
     ByteBound { read: u64 },
+    /// The host may not be an upstream (`[server] upstream_hosts`, or a
+    /// link-local or cloud metadata address): nothing was sent to it.
+    #[error("the upstream host `{host}` is refused: {rule}")]
+    HostRefused { host: String, rule: String },
 }
 
 impl UpstreamError {
@@ -115,7 +119,8 @@ impl UpstreamError {
             | UpstreamError::MissingCollection { .. }
             | UpstreamError::MalformedPage { .. }
             | UpstreamError::Redirect { .. }
-            | UpstreamError::ByteBound { .. } => false,
+            | UpstreamError::ByteBound { .. }
+            | UpstreamError::HostRefused { .. } => false,
         }
     }
 }

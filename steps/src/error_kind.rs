@@ -71,6 +71,7 @@ impl UpstreamError {
             UpstreamError::MalformedPage { .. } => "upstream_malformed_page",
             UpstreamError::Redirect { .. } => "upstream_redirect_refused",
             UpstreamError::ByteBound { .. } => "upstream_byte_bound",
+            UpstreamError::HostRefused { .. } => "upstream_host_refused",
         }
     }
 
@@ -101,6 +102,9 @@ impl UpstreamError {
             }
             UpstreamError::ByteBound { read } => {
                 map.insert("bytesRead".into(), json!(read));
+            }
+            UpstreamError::HostRefused { host, .. } => {
+                map.insert("host".into(), json!(host));
             }
             UpstreamError::Connection { .. } | UpstreamError::Redirect { .. } => {}
         }

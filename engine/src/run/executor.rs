@@ -374,6 +374,14 @@ fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, Provider
     for (name, value) in &p.headers {
         up = up.with_header(name, Secret::new(value.clone()));
     }
+    if let Some(policy) = &options.hosts {
+        up = up
+            .with_hosts(policy.clone())
+            .map_err(|error| ProviderError::Client {
+                provider: p.name.clone(),
+                error,
+            })?;
+    }
     Ok(up)
 }
 

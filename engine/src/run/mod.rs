@@ -70,6 +70,9 @@ pub struct RunOptions {
     /// its id, so another attempt at the run reads them back (a server's
     /// runs, which can be taken over); none keeps nothing.
     pub journal: Option<Arc<dyn PageJournal>>,
+    /// Where providers may point (a server's `upstream_hosts`); `None`
+    /// anywhere.
+    pub hosts: Option<Arc<dragnet_steps::http::HostPolicy>>,
 }
 
 /// `$.trigger` of a run nobody scheduled (`kind`: `manual` from the CLI,
@@ -117,6 +120,7 @@ impl Default for RunOptions {
             clock: Arc::new(SystemClock),
             reuse: HashMap::new(),
             journal: None,
+            hosts: None,
         }
     }
 }

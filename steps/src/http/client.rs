@@ -2,6 +2,9 @@
 //! built from a tool's arguments, redirects followed by hand (a few hops,
 //! HTTP(S) only, nothing secret across origins), bodies read as a stream
 //! against the byte bound, and every answer redacted before it goes on.
+//! Under a host policy (a server's `upstream_hosts`), every hop's host is
+//! checked before it is sent to and every address a name resolves to
+//! before it is connected to.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -11,6 +14,7 @@ use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value};
 
 use super::credentials::{Credentials, Secret};
+use super::hosts::{refusal_in, HostPolicy, HostRefused, PolicyResolver};
 use super::link::{next_of_link_header, resolve_on_origin, LinkRefused};
 use super::pacing::{Pacing, RateLimit};
 use super::redact::Redactor;
@@ -33,18 +37,29 @@ pub struct HttpUpstream {
     redactor: Redactor,
     /// The host's pacing, shared by every walk through this upstream and its clones.
     pacing: Arc<Pacing>,
+    /// Where requests may go; `None` anywhere.
+    hosts: Option<Arc<HostPolicy>>,
+}
+
+/// The client: redirects by hand, and, under a policy, its resolver.
+fn build_client(hosts: Option<&Arc<HostPolicy>>) -> Result<reqwest::Client, UpstreamError> {
+    let mut builder = reqwest::Client::builder()
+        .user_agent(concat!("dragnet/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none());
+    if let Some(policy) = hosts {
+        builder = builder.dns_resolver(Arc::new(PolicyResolver {
+            policy: policy.clone(),
+        }));
+    }
+    builder.build().map_err(|e| UpstreamError::Connection {
+        message: format!("cannot build the HTTP client: {e}"),
+    })
 }
 
 impl HttpUpstream {
     pub fn new(base_url: &str, credentials: Credentials) -> Result<Self, UpstreamError> {
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("dragnet/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| UpstreamError::Connection {
-                message: format!("cannot build the HTTP client: {e}"),
-            })?;
+        let client = build_client(None)?;
         let redactor = Redactor::new(&credentials, &[]);
         Ok(HttpUpstream {
             client,
@@ -53,7 +68,17 @@ impl HttpUpstream {
             headers: Vec::new(),
             redactor,
             pacing: Arc::default(),
+            hosts: None,
         })
+    }
+
+    /// The same upstream held to `policy`: every hop (redirects and
+    /// next-page links too) to a refused host, or to a name resolving to a
+    /// refused address, fails with `UpstreamError::HostRefused` unsent.
+    pub fn with_hosts(mut self, policy: Arc<HostPolicy>) -> Result<Self, UpstreamError> {
+        self.client = build_client(Some(&policy))?;
+        self.hosts = Some(policy);
+        Ok(self)
     }
 
     /// Adds a header sent with every request (e.g. from `--header`).
@@ -128,6 +153,21 @@ impl HttpUpstream {
         }
     }
 
+    fn host_refused(&self, refused: HostRefused) -> UpstreamError {
+        UpstreamError::HostRefused {
+            host: self.redactor.text(refused.host),
+            rule: self.redactor.text(refused.rule),
+        }
+    }
+
+    /// A failed send: the policy's refusal when the resolver refused it.
+    fn send_failed(&self, e: reqwest::Error) -> UpstreamError {
+        match refusal_in(&e) {
+            Some(refused) => self.host_refused(refused),
+            None => self.failed(connection_message(e)),
+        }
+    }
+
     fn failed(&self, message: String) -> UpstreamError {
         UpstreamError::Connection {
             message: self.redactor.text(message),
@@ -151,12 +191,12 @@ impl HttpUpstream {
         let mut with_body = true;
         let mut hops = 0;
         let response = loop {
+            if let Some(policy) = &self.hosts {
+                policy.check_url(&url).map_err(|r| self.host_refused(r))?;
+            }
             let trusted = url.origin() == origin;
             let request = self.request(method.clone(), url.clone(), parts, with_body, trusted);
-            let response = request
-                .send()
-                .await
-                .map_err(|e| self.failed(connection_message(e)))?;
+            let response = request.send().await.map_err(|e| self.send_failed(e))?;
             let status = response.status();
             let Some(location) = status
                 .is_redirection()

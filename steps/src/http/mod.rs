@@ -9,6 +9,7 @@ pub mod pacing;
 pub mod redact;
 mod request;
 mod retry;
+pub mod seal;
 
 use std::future::Future;
 use std::time::Duration;
@@ -25,6 +26,7 @@ pub use pacing::{Pacing, RateLimit};
 pub use redact::Redactor;
 pub use request::{build_parts, RequestParts};
 pub use retry::{send_with_retry, FetchError, Target};
+pub use seal::{SealError, Sealer};
 
 /// One answer from an upstream, any status.
 #[derive(Debug, Clone)]
