@@ -4,6 +4,7 @@
 
 mod client;
 mod credentials;
+pub mod hosts;
 pub mod link;
 pub mod pacing;
 pub mod redact;
@@ -21,6 +22,7 @@ use crate::{Tool, UpstreamError};
 
 pub use client::{canonical_base, HttpUpstream, MAX_REDIRECTS};
 pub use credentials::{Credentials, Secret};
+pub use hosts::{HostPolicy, HostRefused};
 pub use link::LinkRefused;
 pub use pacing::{Pacing, RateLimit};
 pub use redact::Redactor;
