@@ -118,8 +118,9 @@ async fn a_team_signs_in_and_sees_its_own_runs_only(db: Db) -> Result<()> {
         "{shown}"
     );
     ensure!(
-        shown.contains("<line"),
-        "the edge from properties to open_orders"
+        shown.contains("data-from=\"properties\" data-to=\"open_orders\"")
+            && shown.contains("marker-end=\"url(#dag-arrow)\""),
+        "the edge from properties to open_orders, with its arrowhead"
     );
     // The step's first rows, with the projected fields as columns, and
     // its JSON behind a toggle.

@@ -1,10 +1,17 @@
 //! The workflow editor: the YAML in a text area, checked as it is typed
 //! (a few inline lines post it to `/ui/validate` a moment after the last
-//! key and list each located diagnostic, `line:column` and message, the
-//! way `POST /v1/validate` answers), and pushed as a new version by the
-//! same code as `PUT /v1/workflows/{name}`. Editing a workflow keeps the
-//! documents uploaded with its current version; a new one reads its
-//! `openapi:` paths from the server's workflows folder.
+//! key, the way `POST /v1/validate` answers), and pushed as a new version
+//! by the same code as `PUT /v1/workflows/{name}`. With scripts on, the
+//! text area gets a line-number gutter, YAML highlighting as it is typed
+//! (keys, strings, refs, comments: a highlighted copy behind the
+//! transparent text), each problem marked at its line in the gutter with
+//! its message on hover (and listed below), and completion of tool names
+//! (`provider.operation`, after `tool:`) and step ids (after `needs:` or
+//! `$.steps.`) from the server's last good check, chosen with the arrow
+//! keys and Enter or Tab. Without scripts it is a plain text area and the
+//! form still pushes. Editing a workflow keeps the documents uploaded with
+//! its current version; a new one reads its `openapi:` paths from the
+//! server's workflows folder.
 
 use std::collections::BTreeMap;
 
@@ -12,9 +19,10 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use maud::{html, PreEscaped};
 use serde_json::json;
 
-use super::html::{esc, page};
+use super::html::{frame, url_part};
 use super::{field, forbidden, form, html_response, see_other, UiCaller};
 use crate::error::{diagnostic_bodies, ApiError};
 use crate::state::AppState;
@@ -26,17 +34,8 @@ const STARTER: &str = "name: my_workflow\nproviders:\n  shop:\n    openapi: open
 /// The header the editor's checks carry their CSRF value in.
 const CSRF_HEADER: &str = "x-dragnet-csrf";
 
-/// The editor's script: checks the text a moment after each change.
-const SCRIPT: &str = "<script>(()=>{const t=document.getElementById('source');\
-const out=document.getElementById('diagnostics');const csrf=document.querySelector('input[name=csrf]').value;\
-const base=t.dataset.base;let timer=null;\
-const check=async()=>{const r=await fetch('/ui/validate'+(base?'?base='+encodeURIComponent(base):''),\
-{method:'POST',headers:{'content-type':'text/plain','x-dragnet-csrf':csrf},body:t.value});\
-if(!r.ok){out.textContent='could not check ('+r.status+')';return;}const v=await r.json();\
-out.replaceChildren(...(v.diagnostics||[]).map(d=>{const li=document.createElement('li');\
-li.textContent=d.line+':'+d.column+': '+d.message;return li;}));\
-out.dataset.valid=v.valid;document.getElementById('state').textContent=v.valid?'valid':'not valid';};\
-t.addEventListener('input',()=>{clearTimeout(timer);timer=setTimeout(check,300);});check();})();</script>";
+/// The editor's script: highlighting, the gutter, the checks and completion.
+const SCRIPT: &str = include_str!("editor.js");
 
 /// `GET /ui/workflows/{name}/edit` (and `/ui/workflows/new`).
 pub async fn edit_page(
@@ -63,28 +62,37 @@ fn editor(
     status: StatusCode,
 ) -> Response {
     let action = match base {
-        Some(b) => format!("/ui/workflows/{}/edit", esc(b)),
+        Some(b) => format!("/ui/workflows/{}/edit", url_part(b)),
         None => "/ui/workflows/new".into(),
     };
-    let listed: String = problems
-        .iter()
-        .map(|p| format!("<li>{}</li>", esc(p)))
-        .collect();
-    let body = format!(
-        "<h1>{title}</h1><form method=\"post\" action=\"{action}\">\
-         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-         <label for=\"source\">Workflow YAML</label> <span id=\"state\" aria-live=\"polite\"></span>\
-         <textarea id=\"source\" name=\"source\" rows=\"24\" spellcheck=\"false\" data-base=\"{base}\">{source}</textarea>\
-         <ul id=\"diagnostics\" aria-live=\"polite\">{listed}</ul><button type=\"submit\">Push</button></form>{SCRIPT}",
-        title = match base {
-            Some(b) => format!("Edit <code>{}</code>", esc(b)),
-            None => "New workflow".into(),
-        },
-        csrf = esc(&caller.csrf),
-        base = esc(base.unwrap_or_default()),
-        source = esc(source),
-    );
-    html_response(status, page("Editor", Some(&caller.signed()), &body))
+    let body = html! {
+        h1 {
+            @match base {
+                Some(b) => { "Edit " code { (b) } }
+                None => "New workflow",
+            }
+        }
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(caller.csrf);
+            label for="source" { "Workflow YAML" } " "
+            span #state aria-live="polite" {}
+            div.editor #editor {
+                pre.gutter #gutter aria-hidden="true" {}
+                div.code {
+                    pre #highlight aria-hidden="true" {}
+                    textarea #source name="source" rows="24" spellcheck="false" autocapitalize="off"
+                        aria-autocomplete="list" aria-controls="complete" data-base=(base.unwrap_or_default()) { (source) }
+                }
+            }
+            ul #complete role="listbox" aria-label="completions" hidden {}
+            ul #diagnostics aria-live="polite" {
+                @for p in problems { li { (p) } }
+            }
+            button type="submit" { "Push" }
+        }
+        script { (PreEscaped(SCRIPT)) }
+    };
+    html_response(status, frame("Editor", Some(&caller.signed()), body))
 }
 
 /// The current version's source and documents of the caller's workflow.
@@ -144,7 +152,22 @@ pub async fn validate(
     let up = upload_of(&state, &caller, param.base.as_deref(), body).await;
     match crate::launch::compile(&state, &up.file_name, up.source, up.documents).await {
         Ok(Ok(wf)) => {
-            Json(json!({"valid": true, "name": wf.name, "diagnostics": []})).into_response()
+            // What the editor completes: the tools of the providers named
+            // (`provider.operation`) and the step ids.
+            let tools: Vec<String> = wf
+                .providers
+                .values()
+                .flat_map(|p| {
+                    p.toolkit
+                        .tools
+                        .iter()
+                        .map(move |t| format!("{}.{}", p.name, t.name))
+                })
+                .collect();
+            let steps: Vec<&str> = wf.steps.iter().map(|s| s.id.as_str()).collect();
+            Json(json!({"valid": true, "name": wf.name, "diagnostics": [],
+                "tools": tools, "steps": steps}))
+            .into_response()
         }
         Ok(Err(d)) => {
             Json(json!({"valid": false, "diagnostics": diagnostic_bodies(&d)})).into_response()
@@ -176,7 +199,7 @@ pub async fn push(
         None => named_in(&source).unwrap_or_default(),
     };
     match crate::workflows::push(&state, &caller.caller, &target, up).await {
-        Ok(pushed) => see_other(&format!("/ui/workflows/{}", pushed.name)),
+        Ok(pushed) => see_other(&format!("/ui/workflows/{}", url_part(&pushed.name))),
         Err(ApiError::InvalidWorkflow(d)) => {
             let problems: Vec<String> = diagnostic_bodies(&d)
                 .into_iter()
