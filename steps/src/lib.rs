@@ -23,6 +23,8 @@ pub mod looping;
 pub mod openapi;
 pub mod progress;
 pub mod result;
+#[doc(hidden)]
+pub mod testing;
 pub mod tool;
 mod verdict_note;
 
