@@ -61,6 +61,9 @@ pub struct ServerSettings {
     pub max_running_runs: usize,
     /// The token `GET /metrics` asks for (`DRAGNET_METRICS_TOKEN` only).
     pub metrics_token: Option<Secret>,
+    /// The key teams' secrets are sealed under (`DRAGNET_SECRETS_KEY`
+    /// only, at least 32 bytes); without it no secret can be set.
+    pub secrets_key: Option<Secret>,
     /// How long a lease on a run lasts (`DRAGNET_LEASE_SECONDS`,
     /// `[server] lease_seconds`, 1 to 3600, 30 by default); heartbeats
     /// renew it every third of that.
@@ -100,7 +103,51 @@ struct FileConfig {
     server: FileServer,
     #[serde(default)]
     client: FileClient,
+    #[serde(default)]
+    log: FileLog,
     concurrency: Option<Spanned<usize>>,
+}
+
+/// `[log]`: how log lines are written (read before the rest, see
+/// [`log_format_in_file`]; checked here so a bad value is located).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileLog {
+    format: Option<Spanned<String>>,
+}
+
+/// The configuration file's `[log] format`, read on its own before logging
+/// starts (the whole file is read, and any problem in it reported, when the
+/// command loads its configuration).
+pub fn log_format_in_file(
+    flags: &ConfigFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Peek {
+        log: Option<PeekLog>,
+    }
+    #[derive(Deserialize)]
+    struct PeekLog {
+        format: Option<String>,
+    }
+    let path = config_path(flags, env)?;
+    let text = std::fs::read_to_string(path).ok()?;
+    toml::from_str::<Peek>(&text).ok()?.log?.format
+}
+
+/// The configuration file in use: `--config`, else `DRAGNET_CONFIG`, else
+/// the default file when it exists.
+fn config_path(flags: &ConfigFlags, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    flags
+        .config
+        .clone()
+        .or_else(|| env("DRAGNET_CONFIG").map(PathBuf::from))
+        .or_else(|| {
+            Path::new(DEFAULT_CONFIG)
+                .exists()
+                .then(|| PathBuf::from(DEFAULT_CONFIG))
+        })
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -218,15 +265,7 @@ impl Config {
         flags: &ConfigFlags,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Config, CliError> {
-        let file_path = flags
-            .config
-            .clone()
-            .or_else(|| env("DRAGNET_CONFIG").map(PathBuf::from))
-            .or_else(|| {
-                Path::new(DEFAULT_CONFIG)
-                    .exists()
-                    .then(|| PathBuf::from(DEFAULT_CONFIG))
-            });
+        let file_path = config_path(flags, env);
         let text = match &file_path {
             Some(path) => {
                 std::fs::read_to_string(path).map_err(|source| CliError::ConfigUnreadable {
@@ -239,6 +278,15 @@ impl Config {
         let path = file_path.as_deref().unwrap_or(Path::new(DEFAULT_CONFIG));
         let source = Source { path, text: &text };
         let file = parse(&source)?;
+        if let Some(format) = &file.log.format {
+            if crate::telemetry::LogFormat::parse(format.get_ref()).is_none() {
+                return Err(source.value_error(
+                    format.span(),
+                    "log.format",
+                    format!("`{}` is not one of text, json", format.get_ref()),
+                ));
+            }
+        }
 
         let limits = file_limits(&file.limits, &source)?;
         let database_url = flags
@@ -424,6 +472,7 @@ impl Config {
             lease,
             max_running_runs,
             metrics_token: env("DRAGNET_METRICS_TOKEN").map(Secret::new),
+            secrets_key: secrets_key(env)?,
             bind: env("DRAGNET_BIND")
                 .or(file.server.bind)
                 .unwrap_or_else(|| DEFAULT_BIND.to_string()),
@@ -446,6 +495,21 @@ impl Config {
             client_token: env("DRAGNET_TOKEN").map(Secret::new),
         })
     }
+}
+
+/// `DRAGNET_SECRETS_KEY`, checked: a key the sealer takes (32 bytes or
+/// more); never read from the file.
+fn secrets_key(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Secret>, CliError> {
+    let Some(key) = env("DRAGNET_SECRETS_KEY").filter(|k| !k.is_empty()) else {
+        return Ok(None);
+    };
+    dragnet_steps::http::Sealer::new(key.as_bytes()).map_err(|e| {
+        CliError::argument_error(
+            "DRAGNET_SECRETS_KEY",
+            format!("{e}: generate one with `openssl rand -base64 48`"),
+        )
+    })?;
+    Ok(Some(Secret::new(key)))
 }
 
 fn parse(source: &Source<'_>) -> Result<FileConfig, CliError> {

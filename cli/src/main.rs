@@ -16,6 +16,7 @@ mod progress_line;
 mod remote_cmd;
 mod report;
 mod run_display;
+mod secrets_cmd;
 mod serve_cmd;
 mod services;
 mod shop_cmd;
@@ -48,6 +49,10 @@ struct Cli {
     command: Command,
     #[command(flatten)]
     config: config::ConfigFlags,
+    /// Log lines as `text` (coloured only on a terminal, never with NO_COLOR) or `json`
+    /// (one object per line, for log shippers). Also DRAGNET_LOG_FORMAT or `[log] format`.
+    #[arg(long, global = true, value_name = "FORMAT")]
+    log_format: Option<telemetry::LogFormat>,
 }
 
 #[derive(Subcommand)]
@@ -84,6 +89,9 @@ enum Command {
     /// API tokens of teams: create (printed once), revoke or list.
     #[command(subcommand)]
     Tokens(team_cmd::TokensCommand),
+    /// A team's secrets on the server (what its workflows' credentials name): set from stdin, list, delete.
+    #[command(subcommand)]
+    Secrets(secrets_cmd::SecretsCommand),
     /// A server's workflows: push files, list them.
     #[command(subcommand)]
     Workflows(remote_cmd::WorkflowsCommand),
@@ -109,6 +117,11 @@ fn main() -> ExitCode {
     let env = |var: &str| std::env::var(var).ok();
     let telemetry = telemetry::init(
         log_filter(&env),
+        log_format(cli.log_format, &cli.config, &env),
+        telemetry::colour(
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            env("NO_COLOR").as_deref(),
+        ),
         env("DRAGNET_OTLP_ENDPOINT").filter(|v| !v.trim().is_empty()),
     );
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -142,6 +155,7 @@ fn main() -> ExitCode {
             Command::Worker(args) => serve_cmd::worker(&config()?, args, out).await,
             Command::Teams(c) => team_cmd::teams(&config()?, c, out).await,
             Command::Tokens(c) => team_cmd::tokens(&config()?, c, out).await,
+            Command::Secrets(c) => secrets_cmd::secrets(&config()?, c, out).await,
             Command::Workflows(c) => remote_cmd::workflows(&config()?, c, out).await,
             Command::Trigger(args) => remote_cmd::trigger(&config()?, *args, out).await,
             Command::Mcp(args) => mcp_cmd::mcp(&config()?, args, &agent_file).await,
@@ -186,6 +200,7 @@ impl Command {
             | Command::Worker(_)
             | Command::Teams(_)
             | Command::Tokens(_)
+            | Command::Secrets(_)
             | Command::Workflows(remote_cmd::WorkflowsCommand::Push { .. })
             | Command::Trigger(_)
             | Command::Mcp(_)
@@ -219,6 +234,31 @@ fn log_filter(env: &dyn Fn(&str) -> Option<String>) -> tracing_subscriber::EnvFi
         (true, Ok(directive)) => filter.add_directive(directive),
         _ => filter,
     }
+}
+
+/// The log format: the flag, else `DRAGNET_LOG_FORMAT`, else the
+/// configuration file's `[log] format`, else text. A value that is neither
+/// is said once (the file's is reported, located, when the command loads
+/// its configuration) and text is used.
+fn log_format(
+    flag: Option<telemetry::LogFormat>,
+    flags: &config::ConfigFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> telemetry::LogFormat {
+    if let Some(format) = flag {
+        return format;
+    }
+    if let Some(text) = env("DRAGNET_LOG_FORMAT").filter(|v| !v.trim().is_empty()) {
+        return telemetry::LogFormat::parse(&text).unwrap_or_else(|| {
+            out::say(&format!(
+                "warning: DRAGNET_LOG_FORMAT=`{text}` is not one of text, json; logging text"
+            ));
+            telemetry::LogFormat::Text
+        });
+    }
+    config::log_format_in_file(flags, env)
+        .and_then(|text| telemetry::LogFormat::parse(&text))
+        .unwrap_or_default()
 }
 
 /// The most rmcp's message handling may log.

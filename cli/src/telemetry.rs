@@ -4,6 +4,11 @@
 //! (protobuf) to `<endpoint>/v1/traces`, batched, as service `dragnet`.
 //! The exporter is flushed when the command ends. Spans carry ids and
 //! names, never a token, a credential or a payload.
+//!
+//! Log lines are plain text, coloured only when stderr is a terminal and
+//! `NO_COLOR` is unset (a file, journald or a container's log never gets
+//! escape codes), or one JSON object per line ([`LogFormat::Json`]) for
+//! log shippers.
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
@@ -14,6 +19,35 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer as _};
 
 use crate::out::say;
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines; colour only on a terminal without `NO_COLOR`.
+    #[default]
+    Text,
+    /// One JSON object per line (timestamp, level, target, fields, spans).
+    Json,
+}
+
+impl LogFormat {
+    /// `text` or `json`, as the flag, `DRAGNET_LOG_FORMAT` and the
+    /// configuration file's `[log] format` spell it.
+    pub fn parse(text: &str) -> Option<LogFormat> {
+        match text.trim() {
+            "text" => Some(LogFormat::Text),
+            "json" => Some(LogFormat::Json),
+            _ => None,
+        }
+    }
+}
+
+/// Whether text log lines may carry colour: only to a terminal, and never
+/// when `NO_COLOR` is set to anything but the empty string
+/// (<https://no-color.org>).
+pub fn colour(stderr_is_terminal: bool, no_color: Option<&str>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(str::is_empty)
+}
 
 /// What must be flushed at exit.
 pub struct Telemetry(Option<SdkTracerProvider>);
@@ -32,7 +66,7 @@ impl Telemetry {
 /// Installs the subscriber: `filter` for log lines, and the OTLP exporter
 /// when `otlp` names an endpoint. A bad endpoint is said once; logging
 /// goes on without it.
-pub fn init(filter: EnvFilter, otlp: Option<String>) -> Telemetry {
+pub fn init(filter: EnvFilter, format: LogFormat, ansi: bool, otlp: Option<String>) -> Telemetry {
     let provider = otlp.and_then(|endpoint| match provider(&endpoint) {
         Ok(p) => Some(p),
         Err(e) => {
@@ -42,9 +76,18 @@ pub fn init(filter: EnvFilter, otlp: Option<String>) -> Telemetry {
             None
         }
     });
-    let fmt = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_filter(filter);
+    let fmt = match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(ansi)
+            .with_filter(filter)
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .with_writer(std::io::stderr)
+            .with_filter(filter)
+            .boxed(),
+    };
     let otel = provider.as_ref().map(|p| {
         tracing_opentelemetry::layer()
             .with_tracer(p.tracer("dragnet"))
@@ -69,4 +112,20 @@ fn provider(endpoint: &str) -> Result<SdkTracerProvider, String> {
         .with_batch_exporter(exporter)
         .with_resource(Resource::builder().with_service_name("dragnet").build())
         .build())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(colour(true, None));
+        assert!(colour(true, Some("")));
+        assert!(!colour(true, Some("1")));
+        assert!(!colour(false, None));
+        assert_eq!(LogFormat::parse("json"), Some(LogFormat::Json));
+        assert_eq!(LogFormat::parse("text"), Some(LogFormat::Text));
+        assert_eq!(LogFormat::parse("yaml"), None);
+    }
 }

@@ -31,6 +31,8 @@ pub fn command(db: &str) -> Command {
         .env_remove("DRAGNET_CONFIG")
         .env_remove("DRAGNET_CACHE_MODE")
         .env_remove("DRAGNET_LOG")
+        .env_remove("DRAGNET_LOG_FORMAT")
+        .env_remove("NO_COLOR")
         .env_remove("DRAGNET_SERVER")
         .env_remove("DRAGNET_TOKEN")
         .env_remove("DRAGNET_BIND")
