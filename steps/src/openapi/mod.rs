@@ -13,6 +13,7 @@
 
 mod body;
 mod doc;
+mod examples;
 mod naming;
 mod operation;
 mod params;

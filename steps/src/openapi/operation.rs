@@ -156,7 +156,10 @@ pub(crate) fn build<'a>(doc: &Doc<'a>, site: Site<'a>) -> Result<Built, Error> {
                     maximum: schema.get("maximum").and_then(Value::as_i64),
                     default: schema.get("default").and_then(Value::as_i64),
                 });
-            cursor::detect(param, &declared.fields, declared.link_header)
+            // What the schema declares first; where it says nothing of a
+            // next cursor or URL, what the response's examples show.
+            cursor::detect(param.clone(), &declared.fields, declared.link_header)
+                .or_else(|| cursor::detect(param, &declared.example_fields, false))
                 .map(|paging| cursor::CursorPaging { size, ..paging })
         }
     };

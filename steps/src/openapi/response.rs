@@ -3,10 +3,13 @@
 //! and `allOf` members looked through lazily, so a huge recursive response
 //! schema costs only the few levels this rule inspects.
 
+use std::cell::Cell;
+
 use serde_json::Value;
 
 use super::body::json_media;
 use super::doc::{child, Doc, Resolved, Version};
+use super::examples::example_fields;
 use crate::error::Error;
 use crate::looping::collection::{COLLECTION_KEYS, METADATA_KEYS};
 
@@ -22,6 +25,9 @@ pub(crate) struct Declared {
     /// The response's field paths, top level and one level down (where a
     /// next cursor or next link is looked for).
     pub fields: Vec<Vec<String>>,
+    /// The field paths its examples show (top level and one level down):
+    /// evidence of a next cursor or URL where the schema says nothing.
+    pub example_fields: Vec<Vec<String>>,
     /// The response declares a `Link` header.
     pub link_header: bool,
     /// The path was found only by the "single array of objects" rule, which
@@ -78,15 +84,18 @@ pub(crate) fn declared(
             .get("headers")
             .and_then(Value::as_object)
             .is_some_and(|h| h.keys().any(|k| k.eq_ignore_ascii_case("link")));
+        let example_fields = example_fields(doc, response, &at);
         if let Some((schema, schema_at)) = schema {
             let mut declared = path_in(doc, schema, &schema_at)?;
             declared.fields = fields_in(doc, schema, &schema_at)?;
+            declared.example_fields = example_fields;
             declared.link_header = link_header;
             return Ok(declared);
         }
-        if link_header {
+        if link_header || !example_fields.is_empty() {
             return Ok(Declared {
                 link_header,
+                example_fields,
                 ..Declared::default()
             });
         }
@@ -110,6 +119,29 @@ fn view<'a>(
     pointer: &str,
     depth: usize,
 ) -> Result<View<'a>, Error> {
+    view_as(doc, schema, pointer, depth, Reading::Collection)
+}
+
+/// What a view is for: the collection rule looks through `anyOf`/`oneOf`
+/// only where one real member stands with `null`; the search for a next
+/// cursor or URL reads every alternative, as many as its allowance holds
+/// (alternatives of alternatives could otherwise multiply without end).
+#[derive(Clone, Copy)]
+enum Reading<'b> {
+    Collection,
+    Alternatives(&'b Cell<usize>),
+}
+
+/// Alternative schemas read for one response's fields.
+const MAX_ALTERNATIVES: usize = 256;
+
+fn view_as<'a>(
+    doc: &Doc<'a>,
+    schema: &'a Value,
+    pointer: &str,
+    depth: usize,
+    reading: Reading<'_>,
+) -> Result<View<'a>, Error> {
     let mut out = View::default();
     if depth > MAX_VIEW_DEPTH {
         return Ok(out);
@@ -126,9 +158,16 @@ fn view<'a>(
         _ => false,
     };
     let untyped = obj.get("type").is_none();
-    out.array = has_type("array") || (untyped && obj.contains_key("items"));
+    // A list under `items` of a schema not typed `array` is no array: Slack's
+    // document lists a schema's alternatives there (`response_metadata`).
+    let items_alternatives = match obj.get("items") {
+        Some(Value::Array(list)) if !has_type("array") => Some(list),
+        _ => None,
+    };
+    out.array =
+        has_type("array") || (untyped && obj.contains_key("items") && items_alternatives.is_none());
     out.object = has_type("object") || (untyped && obj.contains_key("properties"));
-    if let Some(items) = obj.get("items") {
+    if let (Some(items), None) = (obj.get("items"), items_alternatives) {
         out.items = Some((items, child(&at, "items")));
     }
     if let Some(props) = obj.get("properties").and_then(Value::as_object) {
@@ -140,12 +179,14 @@ fn view<'a>(
     if let Some(members) = obj.get("allOf").and_then(Value::as_array) {
         let all_at = child(&at, "allOf");
         for (i, member) in members.iter().enumerate() {
-            let inner = view(doc, member, &format!("{all_at}/{i}"), depth + 1)?;
+            let inner = view_as(doc, member, &format!("{all_at}/{i}"), depth + 1, reading)?;
             absorb(inner, &mut out);
         }
     }
     // `anyOf`/`oneOf` of one real schema and `null` (how 3.1 and some 3.0
-    // documents say "nullable"): look through to that one schema.
+    // documents say "nullable"): look through to that one schema. Read for
+    // alternatives, every member counts, and so does Slack's `items` list.
+    let mut alternatives: Vec<(&Value, String)> = Vec::new();
     for key in ["anyOf", "oneOf"] {
         let Some(members) = obj.get(key).and_then(Value::as_array) else {
             continue;
@@ -155,10 +196,28 @@ fn view<'a>(
             .enumerate()
             .filter(|(_, m)| m.get("type").and_then(Value::as_str) != Some("null"))
             .collect();
-        if let [(i, member)] = real.as_slice() {
-            let inner = view(doc, member, &format!("{}/{i}", child(&at, key)), depth + 1)?;
-            absorb(inner, &mut out);
+        if matches!(reading, Reading::Alternatives(_)) || real.len() == 1 {
+            let key_at = child(&at, key);
+            alternatives.extend(real.iter().map(|(i, m)| (*m, format!("{key_at}/{i}"))));
         }
+    }
+    if let (Reading::Alternatives(_), Some(list)) = (reading, items_alternatives) {
+        let items_at = child(&at, "items");
+        alternatives.extend(
+            list.iter()
+                .enumerate()
+                .map(|(i, m)| (m, format!("{items_at}/{i}"))),
+        );
+    }
+    for (member, member_at) in alternatives {
+        if let Reading::Alternatives(left) = reading {
+            match left.get() {
+                0 => break,
+                n => left.set(n - 1),
+            }
+        }
+        let inner = view_as(doc, member, &member_at, depth + 1, reading)?;
+        absorb(inner, &mut out);
     }
     Ok(out)
 }
@@ -181,12 +240,16 @@ fn absorb<'a>(inner: View<'a>, out: &mut View<'a>) {
 /// The collection rule of SPEC §3.2 applied to a declared schema.
 /// The field paths of an object response: its properties, and the
 /// properties of its object properties.
+/// Alternatives (`anyOf`, `oneOf`, an `items` list) are all read: a field
+/// any of them declares may hold the next cursor.
 fn fields_in(doc: &Doc<'_>, schema: &Value, pointer: &str) -> Result<Vec<Vec<String>>, Error> {
-    let top = view(doc, schema, pointer, 0)?;
+    let allowance = Cell::new(MAX_ALTERNATIVES);
+    let reading = Reading::Alternatives(&allowance);
+    let top = view_as(doc, schema, pointer, 0, reading)?;
     let mut out = Vec::new();
     for (name, prop, at) in &top.properties {
         out.push(vec![name.to_string()]);
-        let inner = view(doc, prop, at, 1)?;
+        let inner = view_as(doc, prop, at, 1, reading)?;
         for (inner_name, _, _) in &inner.properties {
             out.push(vec![name.to_string(), inner_name.to_string()]);
         }
@@ -263,3 +326,7 @@ fn collection_key(doc: &Doc<'_>, object: &View<'_>) -> Result<Option<String>, Er
 #[cfg(test)]
 #[path = "response_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "next_field_tests.rs"]
+mod next_field_tests;
