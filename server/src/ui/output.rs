@@ -2,11 +2,11 @@
 //! columns are the first row's fields — the projected ones when the step
 //! projects), and the JSON itself behind a toggle, cut to a size a page
 //! can hold and saying so. Outputs past the parse limit show only their
-//! size: a page never parses a huge output.
+//! size: a page never parses a huge output. A maud template: every
+//! value escaped by construction.
 
+use maud::{html, Markup};
 use serde_json::Value;
-
-use super::html::esc;
 
 /// Rows shown in the table.
 const ROWS: usize = 20;
@@ -17,70 +17,67 @@ const PARSE_LIMIT: usize = 4 * 1024 * 1024;
 
 /// The section for one step's output text.
 pub fn section(step: &str, text: &str) -> String {
-    let mut out = format!(
-        "<section class=\"output\" aria-label=\"output of {s}\"><h3>{s}</h3>",
-        s = esc(step)
-    );
+    markup(step, text).into_string()
+}
+
+/// The section for one step's output text, as markup.
+pub fn markup(step: &str, text: &str) -> Markup {
     if text.len() > PARSE_LIMIT {
-        out.push_str(&format!(
-            "<p>The output is {} bytes: read it through the API.</p></section>",
-            text.len()
-        ));
-        return out;
+        return html! {
+            section.output aria-label={ "output of " (step) } {
+                h3 { (step) }
+                p { "The output is " (text.len()) " bytes: read it through the API." }
+            }
+        };
     }
     let value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
     let rows = value
         .get("data")
         .and_then(Value::as_array)
         .or_else(|| value.as_array());
-    if let Some(rows) = rows {
-        out.push_str(&table(rows));
-    }
     let shown: String = text.chars().take(JSON_SHOWN).collect();
-    let cut = if shown.len() < text.len() {
-        format!(" (the first {} of {} bytes)", shown.len(), text.len())
-    } else {
-        String::new()
-    };
-    out.push_str(&format!(
-        "<details><summary>JSON{cut}</summary><pre><code>{}</code></pre></details></section>",
-        esc(&shown)
-    ));
-    out
+    html! {
+        section.output aria-label={ "output of " (step) } {
+            h3 { (step) }
+            @if let Some(rows) = rows { (table(rows)) }
+            details {
+                summary {
+                    "JSON"
+                    @if shown.len() < text.len() {
+                        " (the first " (shown.len()) " of " (text.len()) " bytes)"
+                    }
+                }
+                pre { code { (shown) } }
+            }
+        }
+    }
 }
 
-fn table(rows: &[Value]) -> String {
+fn table(rows: &[Value]) -> Markup {
     let Some(first) = rows.first().and_then(Value::as_object) else {
-        return format!("<p>{} rows.</p>", rows.len());
+        return html! { p { (rows.len()) " rows." } };
     };
     let columns: Vec<&String> = first.keys().collect();
-    let mut out = format!(
-        "<p>{} rows{}.</p><table><thead><tr>",
-        rows.len(),
-        if rows.len() > ROWS {
-            format!(", the first {ROWS} shown")
-        } else {
-            String::new()
+    let cell = |row: &Value, c: &str| match row.get(c) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
+    html! {
+        p {
+            (rows.len()) " rows"
+            @if rows.len() > ROWS { ", the first " (ROWS) " shown" }
+            "."
         }
-    );
-    for c in &columns {
-        out.push_str(&format!("<th>{}</th>", esc(c)));
-    }
-    out.push_str("</tr></thead><tbody>");
-    for row in rows.iter().take(ROWS) {
-        out.push_str("<tr>");
-        for c in &columns {
-            let cell = match row.get(c.as_str()) {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => String::new(),
-                Some(other) => other.to_string(),
-            };
-            out.push_str(&format!("<td>{}</td>", esc(&cell)));
+        table {
+            thead { tr { @for c in &columns { th { (c) } } } }
+            tbody {
+                @for row in rows.iter().take(ROWS) {
+                    tr { @for c in &columns { td { (cell(row, c)) } } }
+                }
+            }
         }
-        out.push_str("</tr>");
     }
-    out.push_str("</tbody></table>");
-    out
 }
 
 #[cfg(test)]

@@ -12,7 +12,9 @@ use axum::response::Response;
 use dragnet_engine::workflow::model::{InputType, Workflow};
 use serde_json::{Map, Value};
 
-use super::html::{badge, esc, page};
+use maud::{html, Markup};
+
+use super::html::{frame, status_badge, url_part};
 use super::{dag, field, forbidden, form, html_response, see_other, UiCaller};
 use crate::launch::{self, RunRequest};
 use crate::state::AppState;
@@ -24,54 +26,60 @@ pub async fn workflows_page(State(state): State<AppState>, caller: UiCaller) -> 
     let schedules = crate::schedules::describe(&state, &team, None)
         .await
         .unwrap_or_default();
-    let mut body =
-        String::from("<h1>Workflows</h1><p><a href=\"/ui/workflows/new\">New workflow</a></p>");
-    if listed.is_empty() {
-        body.push_str(
-            "<p>No workflows yet: push one with <code>dragnet workflows push FILE</code>.</p>",
-        );
-    } else {
-        body.push_str("<table><thead><tr><th>Workflow</th><th>Version</th><th>Last run</th><th>Next tick</th><th>Updated</th></tr></thead><tbody>");
-        for w in &listed {
-            let latest = dragnet_store::RunFilter {
-                team_id: Some(team.clone()),
-                workflow: Some(w.name.clone()),
-                ..dragnet_store::RunFilter::default()
-            };
-            let last = state
-                .db()
-                .list_runs_where(&latest, 1)
-                .await
-                .ok()
-                .and_then(|r| r.into_iter().next())
-                .map(|r| {
-                    format!(
-                        "<a href=\"/ui/runs/{id}\">{b}</a>",
-                        id = esc(&r.run_id),
-                        b = badge(r.status.as_str())
-                    )
-                })
-                .unwrap_or_else(|| "—".into());
-            let next = schedules
-                .iter()
-                .filter(|s| s.workflow == w.name && s.active)
-                .filter_map(|s| s.next_ticks.first())
-                .min()
-                .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-                .unwrap_or_else(|| "—".into());
-            body.push_str(&format!(
-                "<tr><td><a href=\"/ui/workflows/{n}\">{n}</a></td><td>{v}</td><td>{last}</td><td>{next}</td><td>{u}</td></tr>",
-                n = esc(&w.name),
-                v = w.current_version,
-                next = esc(&next),
-                u = esc(&w.updated_at.format("%Y-%m-%d %H:%M UTC").to_string()),
-            ));
-        }
-        body.push_str("</tbody></table>");
+    let mut rows = Vec::new();
+    for w in &listed {
+        let latest = dragnet_store::RunFilter {
+            team_id: Some(team.clone()),
+            workflow: Some(w.name.clone()),
+            ..dragnet_store::RunFilter::default()
+        };
+        let last = state
+            .db()
+            .list_runs_where(&latest, 1)
+            .await
+            .ok()
+            .and_then(|r| r.into_iter().next());
+        let next = schedules
+            .iter()
+            .filter(|s| s.workflow == w.name && s.active)
+            .filter_map(|s| s.next_ticks.first())
+            .min()
+            .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string());
+        rows.push((w, last, next));
     }
+    let body = html! {
+        h1 { "Workflows" }
+        p { a href="/ui/workflows/new" { "New workflow" } }
+        @if listed.is_empty() {
+            p { "No workflows yet: push one with " code { "dragnet workflows push FILE" } "." }
+        } @else {
+            table.fit {
+                thead { tr {
+                    th { "Workflow" } th.num { "Version" } th { "Last run" }
+                    th.opt { "Next tick" } th.opt { "Updated" }
+                } }
+                tbody {
+                    @for (w, last, next) in &rows {
+                        tr {
+                            td.id { a href={ "/ui/workflows/" (url_part(&w.name)) } { (w.name) } }
+                            td.num { (w.current_version) }
+                            td.st {
+                                @match last {
+                                    Some(r) => a href={ "/ui/runs/" (url_part(&r.run_id)) } { (status_badge(r.status.as_str())) },
+                                    None => "—",
+                                }
+                            }
+                            td.at.opt { (next.as_deref().unwrap_or("—")) }
+                            td.at.opt { (w.updated_at.format("%Y-%m-%d %H:%M UTC").to_string()) }
+                        }
+                    }
+                }
+            }
+        }
+    };
     html_response(
         StatusCode::OK,
-        page("Workflows", Some(&caller.signed()), &body),
+        frame("Workflows", Some(&caller.signed()), body),
     )
 }
 
@@ -101,68 +109,65 @@ pub async fn workflow_page(
     .await
     .ok()
     .and_then(Result::ok);
-    let mut body = format!(
-        "<h1>Workflow <code>{n}</code></h1><p>version {v} · {f} · <a href=\"/ui/workflows/{n}/edit\">Edit</a></p>",
-        n = esc(&summary.name),
-        v = summary.current_version,
-        f = esc(&current.info.file_name)
-    );
-    if let Some(wf) = &compiled {
-        body.push_str(&dag::svg(&nodes_of(wf), &super::plan_edges(wf)));
-        body.push_str(&run_form(wf, &caller.csrf));
-    }
-    body.push_str(&format!(
-        "<h2>Source</h2><pre class=\"yaml\"><code>{}</code></pre>",
-        highlight(&current.source)
-    ));
-    body.push_str("<h2>Versions</h2><table><thead><tr><th>Version</th><th>File</th><th>Pushed</th><th>Hash</th></tr></thead><tbody>");
-    for v in versions.iter().rev() {
-        body.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-            v.version,
-            esc(&v.file_name),
-            esc(&v.created_at.format("%Y-%m-%d %H:%M UTC").to_string()),
-            esc(v.content_hash.get(..12).unwrap_or(&v.content_hash)),
-        ));
-    }
-    body.push_str("</tbody></table>");
-    if versions.len() > 1 {
-        let newest = versions.iter().map(|v| v.version).max().unwrap_or(1);
-        let options = |pick: i64| -> String {
-            versions
-                .iter()
-                .rev()
-                .map(|v| {
-                    format!(
-                        "<option value=\"{n}\"{sel}>{n}</option>",
-                        n = v.version,
-                        sel = if v.version == pick { " selected" } else { "" }
-                    )
-                })
-                .collect()
-        };
-        body.push_str(&format!(
-            "<form method=\"get\" action=\"/ui/workflows/{n}/diff\"><label for=\"from\">Compare version</label> \
-             <select id=\"from\" name=\"from\">{a}</select> <label for=\"to\">with</label> \
-             <select id=\"to\" name=\"to\">{b}</select> <button type=\"submit\">Compare</button></form>",
-            n = esc(&summary.name),
-            a = options(newest - 1),
-            b = options(newest),
-        ));
-    }
+    let n = &summary.name;
+    let newest = versions.iter().map(|v| v.version).max().unwrap_or(1);
+    let options = |pick: i64| -> Markup {
+        html! {
+            @for v in versions.iter().rev() {
+                option value=(v.version) selected[v.version == pick] { (v.version) }
+            }
+        }
+    };
+    let body = html! {
+        h1 { "Workflow " code { (n) } }
+        p {
+            "version " (summary.current_version) " · " (current.info.file_name) " · "
+            a href={ "/ui/workflows/" (url_part(n)) "/edit" } { "Edit" } " · "
+            a href={ "/ui/runs?workflow=" (url_part(n)) } { "Runs" }
+        }
+        @if let Some(wf) = &compiled {
+            (dag::markup(&nodes_of(wf), &super::plan_edges(wf)))
+            (run_form(wf, &caller.csrf))
+        }
+        h2 { "Source" }
+        pre.yaml { code { (highlight(&current.source)) } }
+        h2 { "Versions" }
+        table.fit {
+            thead { tr { th.num { "Version" } th { "File" } th.opt { "Pushed" } th { "Hash" } } }
+            tbody {
+                @for v in versions.iter().rev() {
+                    tr {
+                        td.num { (v.version) }
+                        td { (v.file_name) }
+                        td.at.opt { (v.created_at.format("%Y-%m-%d %H:%M UTC").to_string()) }
+                        td.id { code { (v.content_hash.get(..12).unwrap_or(&v.content_hash)) } }
+                    }
+                }
+            }
+        }
+        @if versions.len() > 1 {
+            form method="get" action={ "/ui/workflows/" (url_part(n)) "/diff" } {
+                label for="from" { "Compare version" } " "
+                select #from name="from" { (options(newest - 1)) } " "
+                label for="to" { "with" } " "
+                select #to name="to" { (options(newest)) } " "
+                button type="submit" { "Compare" }
+            }
+        }
+    };
     html_response(
         StatusCode::OK,
-        page(&format!("Workflow {name}"), Some(&caller.signed()), &body),
+        frame(&format!("Workflow {name}"), Some(&caller.signed()), body),
     )
 }
 
 pub(super) fn missing(caller: &UiCaller) -> Response {
     html_response(
         StatusCode::NOT_FOUND,
-        page(
+        frame(
             "Not found",
             Some(&caller.signed()),
-            "<p class=\"error\">No such workflow for your team.</p>",
+            html! { p.error { "No such workflow for your team." } },
         ),
     )
 }
@@ -179,49 +184,40 @@ fn nodes_of(wf: &Workflow) -> Vec<dag::Node> {
 }
 
 /// The Run form: one field per typed input, defaults filled in.
-fn run_form(wf: &Workflow, csrf: &str) -> String {
-    let mut out = format!(
-        "<h2>Run</h2><form method=\"post\" action=\"/ui/workflows/{n}/run\"><input type=\"hidden\" name=\"csrf\" value=\"{c}\">",
-        n = esc(&wf.name),
-        c = esc(csrf)
-    );
-    for input in &wf.inputs {
-        let id = format!("input-{}", esc(&input.name));
-        let default = input.default.as_ref();
-        let label = format!(
-            "<label for=\"{id}\">{n}</label> <small>{t}{r}</small>",
-            n = esc(&input.name),
-            t = input.ty.name(),
-            r = if input.required { ", required" } else { "" }
-        );
-        let control = match input.ty {
-            InputType::Boolean => format!(
-                "<input id=\"{id}\" name=\"in.{n}\" type=\"checkbox\" value=\"true\"{checked}>",
-                n = esc(&input.name),
-                checked = if default == Some(&Value::Bool(true)) { " checked" } else { "" }
-            ),
-            InputType::Integer | InputType::Number => format!(
-                "<input id=\"{id}\" name=\"in.{n}\" type=\"number\" step=\"any\" value=\"{v}\"{req}>",
-                n = esc(&input.name),
-                v = default.map(|d| esc(&d.to_string())).unwrap_or_default(),
-                req = if input.required { " required" } else { "" }
-            ),
-            InputType::String => format!(
-                "<input id=\"{id}\" name=\"in.{n}\" type=\"text\" value=\"{v}\"{req}>",
-                n = esc(&input.name),
-                v = default.and_then(Value::as_str).map(esc).unwrap_or_default(),
-                req = if input.required { " required" } else { "" }
-            ),
-            InputType::Array | InputType::Object => format!(
-                "<textarea id=\"{id}\" name=\"in.{n}\" rows=\"3\">{v}</textarea>",
-                n = esc(&input.name),
-                v = default.map(|d| esc(&d.to_string())).unwrap_or_default(),
-            ),
-        };
-        out.push_str(&format!("<p>{label} {control}</p>"));
+fn run_form(wf: &Workflow, csrf: &str) -> Markup {
+    html! {
+        h2 { "Run" }
+        form method="post" action={ "/ui/workflows/" (url_part(&wf.name)) "/run" } {
+            input type="hidden" name="csrf" value=(csrf);
+            @for input in &wf.inputs {
+                @let id = format!("input-{}", input.name);
+                @let name = format!("in.{}", input.name);
+                @let default = input.default.as_ref();
+                p {
+                    label for=(id) { (input.name) } " "
+                    small { (input.ty.name()) @if input.required { ", required" } } " "
+                    @match input.ty {
+                        InputType::Boolean => {
+                            input #(id) name=(name) type="checkbox" value="true"
+                                checked[default == Some(&Value::Bool(true))];
+                        }
+                        InputType::Integer | InputType::Number => {
+                            input #(id) name=(name) type="number" step="any"
+                                value=(default.map(Value::to_string).unwrap_or_default()) required[input.required];
+                        }
+                        InputType::String => {
+                            input #(id) name=(name) type="text"
+                                value=(default.and_then(Value::as_str).unwrap_or_default()) required[input.required];
+                        }
+                        InputType::Array | InputType::Object => {
+                            textarea #(id) name=(name) rows="3" { (default.map(Value::to_string).unwrap_or_default()) }
+                        }
+                    }
+                }
+            }
+            button type="submit" { "Run" }
+        }
     }
-    out.push_str("<button type=\"submit\">Run</button></form>");
-    out
 }
 
 /// `POST /ui/workflows/{name}/run`: a run with the form's inputs, typed
@@ -261,7 +257,11 @@ pub async fn run_workflow(
     };
     match launch::start(&state, &caller.caller, &name, request, None).await {
         Ok(started) => see_other(&format!("/ui/runs/{}", started.run_id)),
-        Err(error) => super::not_started(&caller, &error, &format!("/ui/workflows/{name}")),
+        Err(error) => super::not_started(
+            &caller,
+            &error,
+            &format!("/ui/workflows/{}", url_part(&name)),
+        ),
     }
 }
 
@@ -271,49 +271,46 @@ pub async fn schedules_page(State(state): State<AppState>, caller: UiCaller) -> 
     let schedules = crate::schedules::describe(&state, &team, None)
         .await
         .unwrap_or_default();
-    let mut body = String::from("<h1>Schedules</h1>");
-    if schedules.is_empty() {
-        body.push_str("<p>No schedules: a workflow's <code>triggers</code> make them.</p>");
-    }
-    let time =
-        |t: &chrono::DateTime<chrono::Utc>| esc(&t.format("%Y-%m-%d %H:%M:%S UTC").to_string());
-    for s in &schedules {
-        body.push_str(&format!(
-            "<section><h2><a href=\"/ui/workflows/{w}\">{w}</a> <code>{c}</code> {tz}{inactive}</h2>\
-             <p>catch up {cu}, overlap {ov}; late by {late} ms. Next: {next}</p>",
-            w = esc(&s.workflow),
-            c = esc(&s.cron),
-            tz = esc(&s.timezone),
-            inactive = if s.active { "" } else { " (stopped)" },
-            cu = esc(&s.catch_up),
-            ov = esc(&s.overlap),
-            late = s.lateness_ms,
-            next = s.next_ticks.iter().map(time).collect::<Vec<_>>().join(", "),
-        ));
-        body.push_str("<table><thead><tr><th>Tick</th><th>Outcome</th><th>Run</th><th>Late</th></tr></thead><tbody>");
-        for t in &s.last_ticks {
-            body.push_str(&format!(
-                "<tr><td>{at}</td><td>{status}{reason}</td><td>{run}</td><td>{late} ms</td></tr>",
-                at = time(&t.scheduled_for),
-                status = badge(&t.status),
-                reason = t
-                    .reason
-                    .as_deref()
-                    .map(|r| format!(" {}", esc(r)))
-                    .unwrap_or_default(),
-                run = t
-                    .run_id
-                    .as_deref()
-                    .map(|r| format!("<a href=\"/ui/runs/{r}\">{r}</a>", r = esc(r)))
-                    .unwrap_or_default(),
-                late = t.lateness_ms,
-            ));
+    let time = |t: &chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M:%S UTC").to_string();
+    let body = html! {
+        h1 { "Schedules" }
+        @if schedules.is_empty() {
+            p { "No schedules: a workflow's " code { "triggers" } " make them." }
         }
-        body.push_str("</tbody></table></section>");
-    }
+        @for s in &schedules {
+            section {
+                h2 {
+                    a href={ "/ui/workflows/" (url_part(&s.workflow)) } { (s.workflow) } " "
+                    code { (s.cron) } " " (s.timezone)
+                    @if !s.active { " (stopped)" }
+                }
+                p {
+                    "catch up " (s.catch_up) ", overlap " (s.overlap) "; late by " (s.lateness_ms) " ms. Next: "
+                    (s.next_ticks.iter().map(time).collect::<Vec<_>>().join(", "))
+                }
+                table.fit {
+                    thead { tr { th { "Tick" } th { "Outcome" } th.opt { "Run" } th.num { "Late" } } }
+                    tbody {
+                        @for t in &s.last_ticks {
+                            tr {
+                                td.at { (time(&t.scheduled_for)) }
+                                td.note { (status_badge(&t.status)) @if let Some(r) = &t.reason { " " (r) } }
+                                td.id.opt {
+                                    @if let Some(r) = &t.run_id {
+                                        a href={ "/ui/runs/" (url_part(r)) } { (r) }
+                                    }
+                                }
+                                td.num { (t.lateness_ms) " ms" }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
     html_response(
         StatusCode::OK,
-        page("Schedules", Some(&caller.signed()), &body),
+        frame("Schedules", Some(&caller.signed()), body),
     )
 }
 
@@ -336,31 +333,35 @@ pub async fn cache_page(State(state): State<AppState>, caller: UiCaller) -> Resp
         .into_iter()
         .filter(|e| e.scope == scope)
         .collect();
-    let mut body = String::from("<h1>Cache</h1>");
-    if entries.is_empty() {
-        body.push_str("<p>No cached walks: steps opt in with <code>loop.cache</code>.</p>");
-    } else {
-        let time =
-            |t: &chrono::DateTime<chrono::Utc>| esc(&t.format("%Y-%m-%d %H:%M UTC").to_string());
-        body.push_str("<table><thead><tr><th>Tool</th><th>Rows</th><th>Size</th><th>Cached</th><th>Expires</th></tr></thead><tbody>");
-        for e in &entries {
-            body.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{} KB</td><td>{}</td><td>{}</td></tr>",
-                esc(&e.tool),
-                e.items,
-                e.stored_bytes.div_ceil(1024),
-                time(&e.cached_at),
-                time(&e.expires_at),
-            ));
+    let time = |t: &chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
+    let body = html! {
+        h1 { "Cache" }
+        @if entries.is_empty() {
+            p { "No cached walks: steps opt in with " code { "loop.cache" } "." }
+        } @else {
+            table.fit {
+                thead { tr {
+                    th { "Tool" } th.num { "Rows" } th.num { "Size" } th.opt { "Cached" } th { "Expires" }
+                } }
+                tbody {
+                    @for e in &entries {
+                        tr {
+                            td.id { (e.tool) }
+                            td.num { (e.items) }
+                            td.num { (e.stored_bytes.div_ceil(1024)) " KB" }
+                            td.at.opt { (time(&e.cached_at)) }
+                            td.at { (time(&e.expires_at)) }
+                        }
+                    }
+                }
+            }
+            form method="post" action="/ui/cache/purge" {
+                input type="hidden" name="csrf" value=(caller.csrf);
+                button type="submit" { "Purge the team's cache" }
+            }
         }
-        body.push_str("</tbody></table>");
-        body.push_str(&format!(
-            "<form method=\"post\" action=\"/ui/cache/purge\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
-             <button type=\"submit\">Purge the team's cache</button></form>",
-            esc(&caller.csrf)
-        ));
-    }
-    html_response(StatusCode::OK, page("Cache", Some(&caller.signed()), &body))
+    };
+    html_response(StatusCode::OK, frame("Cache", Some(&caller.signed()), body))
 }
 
 /// `POST /ui/cache/purge`: deletes the team's entries (no other team's).
@@ -379,30 +380,22 @@ pub async fn purge_cache(
     see_other("/ui/cache")
 }
 
-/// YAML with comments and keys marked (escaped first).
-fn highlight(source: &str) -> String {
-    source
-        .lines()
-        .map(|line| {
-            let (code, comment) = match line.find(" #").or(line.starts_with('#').then_some(0)) {
+/// YAML with comments and keys marked.
+fn highlight(source: &str) -> Markup {
+    html! {
+        @for (i, line) in source.lines().enumerate() {
+            @if i > 0 { "\n" }
+            @let (code, comment) = match line.find(" #").or(line.starts_with('#').then_some(0)) {
                 Some(at) => (&line[..at], Some(&line[at..])),
                 None => (line, None),
             };
-            let mut out = match code.find(':') {
-                Some(at) if is_key(&code[..at]) => format!(
-                    "<span class=\"k\">{}</span>{}",
-                    esc(&code[..at]),
-                    esc(&code[at..])
-                ),
-                _ => esc(code),
-            };
-            if let Some(c) = comment {
-                out.push_str(&format!("<span class=\"c\">{}</span>", esc(c)));
+            @match code.find(':') {
+                Some(at) if is_key(&code[..at]) => { span.k { (&code[..at]) } (&code[at..]) }
+                _ => (code),
             }
-            out
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+            @if let Some(c) = comment { span.c { (c) } }
+        }
+    }
 }
 
 fn is_key(text: &str) -> bool {
@@ -418,7 +411,7 @@ mod tests {
 
     #[test]
     fn yaml_keys_and_comments_are_marked_and_escaped() {
-        let out = highlight("name: <x>\n  - id: a # first\n# note");
+        let out = highlight("name: <x>\n  - id: a # first\n# note").into_string();
         assert_eq!(
             out,
             "<span class=\"k\">name</span>: &lt;x&gt;\n<span class=\"k\">  - id</span>: a<span class=\"c\"> # first</span>\n<span class=\"c\"># note</span>"
@@ -448,27 +441,18 @@ pub async fn diff_page(
     ) else {
         return missing(&caller);
     };
-    let mut body = format!(
-        "<h1><code>{n}</code>: version {f} → {t}</h1><pre class=\"diff\"><code>",
-        n = esc(&name),
-        f = q.from,
-        t = q.to
-    );
-    for (mark, line) in line_diff(&a.source, &b.source) {
-        let class = match mark {
-            '+' => "add",
-            '-' => "del",
-            _ => "same",
-        };
-        body.push_str(&format!(
-            "<span class=\"{class}\">{mark} {}</span>\n",
-            esc(line)
-        ));
-    }
-    body.push_str("</code></pre>");
+    let body = html! {
+        h1 { code { (name) } ": version " (q.from) " → " (q.to) }
+        pre.diff { code {
+            @for (mark, line) in line_diff(&a.source, &b.source) {
+                @let class = match mark { '+' => "add", '-' => "del", _ => "same" };
+                span class=(class) { (mark) " " (line) } "\n"
+            }
+        } }
+    };
     html_response(
         StatusCode::OK,
-        page(&format!("{name}: diff"), Some(&caller.signed()), &body),
+        frame(&format!("{name}: diff"), Some(&caller.signed()), body),
     )
 }
 
