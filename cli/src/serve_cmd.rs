@@ -76,10 +76,20 @@ fn server_config(config: &Config, workflows_dir: Option<PathBuf>) -> ServerConfi
         shutdown_grace: config.server.shutdown_grace,
         max_running_runs: config.server.max_running_runs,
         metrics_token: config.server.metrics_token.clone(),
+        secrets: secrets_sealer(config),
         lease: config.server.lease,
         upstream_hosts: config.server.upstream_hosts.clone(),
         ..ServerConfig::default()
     }
+}
+
+/// The sealer of teams' secrets, when `DRAGNET_SECRETS_KEY` is set (its
+/// length was checked with the configuration).
+pub fn secrets_sealer(config: &Config) -> Option<std::sync::Arc<dragnet_steps::http::Sealer>> {
+    let key = config.server.secrets_key.as_ref()?;
+    dragnet_steps::http::Sealer::new(key.expose().as_bytes())
+        .ok()
+        .map(std::sync::Arc::new)
 }
 
 #[derive(Args)]

@@ -375,7 +375,9 @@ pub fn spawn_run(
         reuse,
         concurrency: config.step_concurrency.max(1),
         limits: config.limits.clone(),
-        env: config.env.clone(),
+        // Credentials are the team's secrets (read when the run starts),
+        // never this process's environment.
+        env: Arc::new(|_| None),
         cancel,
         cache,
         clock: state.clock().clone(),
@@ -426,6 +428,8 @@ pub fn spawn_run(
             .await
         {
             Ok(_slot) => {
+                let mut options = options;
+                options.secrets = Some(Arc::new(run_secrets(&state, &team, &wf).await));
                 let stop = options.cancel.clone();
                 let running = run::run(wf.clone(), options, observer.clone());
                 tokio::pin!(running);
@@ -496,6 +500,21 @@ pub fn spawn_run(
         state.live().remove(&live.run_id);
     };
     tracker.spawn(tracing::Instrument::instrument(task, span));
+}
+
+/// The team's secrets the run's workflow names, opened; a store failure
+/// is logged and leaves them out (the steps needing one fail saying so).
+async fn run_secrets(
+    state: &AppState,
+    team_id: &str,
+    wf: &Workflow,
+) -> HashMap<String, dragnet_steps::http::Secret> {
+    crate::secrets::for_run(state, team_id, wf)
+        .await
+        .unwrap_or_else(|error| {
+            tracing::error!(%error, "the run's team secrets could not be read");
+            HashMap::new()
+        })
 }
 
 /// Waits, queued, for the run's concurrency slots, renewing its lease

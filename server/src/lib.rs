@@ -23,6 +23,7 @@ mod routes;
 mod runs;
 pub mod scheduler;
 mod schedules;
+pub mod secrets;
 mod shutdown;
 mod state;
 pub mod ui;

@@ -19,7 +19,7 @@ use utoipa_axum::routes;
 use crate::bodies::{ErrorBody, Health, Ready};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{events, runs, schedules, workflows};
+use crate::{events, runs, schedules, secrets, workflows};
 
 /// The routes and the document describing them.
 fn table() -> (Router<AppState>, OpenApi) {
@@ -38,6 +38,8 @@ fn table() -> (Router<AppState>, OpenApi) {
         .routes(routes!(runs::rerun))
         .routes(routes!(events::events))
         .routes(routes!(schedules::list))
+        .routes(routes!(secrets::list))
+        .routes(routes!(secrets::put, secrets::delete))
         .split_for_parts();
     doc.info.title = "dragnet".into();
     doc.info.description = Some(

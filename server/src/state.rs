@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dragnet_engine::run::EnvLookup;
 use dragnet_steps::cache::CacheMode;
 use dragnet_steps::clock::Clock;
 use dragnet_steps::Limits;
@@ -31,8 +30,11 @@ pub struct ServerConfig {
     pub step_concurrency: usize,
     /// The cache, for steps that opt in; entries are scoped to the team.
     pub cache_mode: CacheMode,
-    /// Where providers' credential variables are read from.
-    pub env: EnvLookup,
+    /// What teams' secrets are sealed under (`DRAGNET_SECRETS_KEY`): a
+    /// run's credentials are its team's secrets, never this process's
+    /// environment. Without it no secret can be set, and a workflow naming
+    /// one is refused.
+    pub secrets: Option<Arc<dragnet_steps::http::Sealer>>,
     /// The largest request body accepted (a workflow with its documents).
     pub body_limit: usize,
     /// On shutdown, how long running runs may go on before they are
@@ -67,7 +69,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             step_concurrency: 4,
             cache_mode: CacheMode::On,
-            env: Arc::new(|var| std::env::var(var).ok()),
+            secrets: None,
             body_limit: 32 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(30),
             scheduler: Some(SchedulerConfig::default()),

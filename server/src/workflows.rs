@@ -204,6 +204,8 @@ pub(crate) async fn push(
         &wf,
     )
     .map_err(ApiError::InvalidWorkflow)?;
+    // Credentials name the team's secrets: each must be set.
+    crate::secrets::check_push(state, caller.team_id(), &up.file_name, &up.source, &wf).await?;
     let pushed = state
         .db()
         .push_workflow(

@@ -23,6 +23,8 @@ mod process;
 mod results;
 mod runs;
 mod schedules;
+mod secrets;
+pub use secrets::{open_secret, seal_secret, SecretInfo};
 mod serving_lock;
 mod setup_lock;
 mod sweeper;

@@ -343,13 +343,22 @@ fn settle_before_start(
 /// variable) fails only the steps that use the provider.
 fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, ProviderError> {
     let env = &options.env;
-    let need = |var: &str| {
-        env(var)
+    // On a server only the team's secrets are read, never the environment.
+    let need = |var: &str| match &options.secrets {
+        Some(secrets) => secrets
+            .get(var)
+            .map(|s| s.expose().to_string())
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| ProviderError::MissingSecret {
+                provider: p.name.clone(),
+                name: var.to_string(),
+            }),
+        None => env(var)
             .filter(|v| !v.is_empty())
             .ok_or_else(|| ProviderError::MissingVariable {
                 provider: p.name.clone(),
                 var: var.to_string(),
-            })
+            }),
     };
     let credentials = match &p.credentials {
         CredentialsSpec::None => Credentials::None,

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use dragnet_steps::cache::{CacheMode, CacheStore};
 use dragnet_steps::clock::{Clock, SystemClock};
+use dragnet_steps::http::Secret;
 use dragnet_steps::journal::PageJournal;
 use dragnet_steps::progress::ProgressEvent;
 use dragnet_steps::Limits;
@@ -51,8 +52,13 @@ pub struct RunOptions {
     pub limits: Limits,
     /// Base URLs replacing the file's, by provider name.
     pub base_urls: HashMap<String, String>,
-    /// Where credentials' environment variables are read from.
+    /// Where credentials' environment variables are read from (a local
+    /// run); not read at all when `secrets` is set.
     pub env: EnvLookup,
+    /// A server's run: the secrets of its team that its workflow names, by
+    /// name. When set, credentials are read here and nowhere else, and a
+    /// name missing from it is the step error `MissingSecret`.
+    pub secrets: Option<Arc<HashMap<String, Secret>>>,
     /// Cancels the run: running walks stop, nothing new starts.
     pub cancel: CancellationToken,
     /// The cache, for steps that opt in with `loop.cache`.
@@ -114,6 +120,7 @@ impl Default for RunOptions {
             limits: Limits::default(),
             base_urls: HashMap::new(),
             env: Arc::new(|var| std::env::var(var).ok()),
+            secrets: None,
             cancel: CancellationToken::new(),
             cache: None,
             tools: Arc::new(LoopLayer),

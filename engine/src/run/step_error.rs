@@ -61,6 +61,11 @@ pub enum InputError {
 pub enum ProviderError {
     #[error("provider `{provider}`: environment variable `{var}` is not set")]
     MissingVariable { provider: String, var: String },
+    #[error(
+        "provider `{provider}`: the team has no secret `{name}`; set it with \
+         `dragnet secrets set {name} --team <team>`, PUT /v1/secrets/{name} or the Secrets page"
+    )]
+    MissingSecret { provider: String, name: String },
     #[error("provider `{provider}`: {error}")]
     Client {
         provider: String,
