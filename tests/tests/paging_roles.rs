@@ -1,13 +1,13 @@
 //! Paging roles named by hand, on the real operations of the corpus: Jira's
 //! `searchForIssuesUsingJql` (`startAt` + `maxResults`, unknown to the
 //! detection) and Twilio's `ListMessage` (`PageToken` + `next_page_uri`),
-//! imported from `shared/corpus/openapi/` and walked against test servers
+//! imported from APIs.guru's OpenAPI directory (the pinned package
+//! `.ci/corpus.sh` installs) and walked against test servers
 //! that answer as Jira and Twilio do: Jira caps `maxResults` silently and
 //! declares `total`; Twilio's `next_page_uri` is relative to its host and
 //! null on the last page. Without the roles, Jira's search is one page.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{Path, Query};
@@ -19,9 +19,7 @@ use dragnet_steps::{openapi, LoopOptions, LoopResult, Runtime, StopReason, ToolC
 use serde_json::{json, Value};
 
 fn corpus(name: &str) -> Toolkit {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/corpus/openapi")
-        .join(name);
+    let path = dragnet_steps::testing::openapi_directory().join(name);
     openapi::import_file(&path).expect("the corpus document imports")
 }
 
@@ -84,7 +82,7 @@ fn jira(seen: Arc<Mutex<Vec<BTreeMap<String, String>>>>) -> Router {
 async fn jiras_search_walks_by_start_at_once_its_roles_are_named() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let base = dragnet_e2e::serve(jira(seen.clone())).await;
-    let kit = corpus("jira_platform-swagger.v3.json");
+    let kit = corpus("atlassian.com/jira.json");
     let tool = "searchForIssuesUsingJql";
     assert!(!kit.tool(tool).unwrap().can_walk(), "not detected");
     let args = json!({"jql": "project = HSP", "_all_pages": true});
@@ -157,7 +155,7 @@ fn twilio() -> Router {
 #[tokio::test]
 async fn twilios_messages_walk_by_their_next_page_uri_as_named() {
     let base = dragnet_e2e::serve(twilio()).await;
-    let kit = corpus("twilio_api_v2010.yaml");
+    let kit = corpus("twilio.com/api.json");
     let tool = "ListMessage";
     let named = toolkit_with_roles(
         &kit,
