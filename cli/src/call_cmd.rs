@@ -10,7 +10,8 @@ use dragnet_steps::clock::SystemClock;
 use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
 use dragnet_steps::looping::filter::Filter;
 use dragnet_steps::looping::options::{parse_fields, Concurrency, ForEachSpec};
-use dragnet_steps::{args, openapi, Error, LoopOptions, Runtime, ToolCall};
+use dragnet_steps::looping::overrides::{apply_roles, PagingRoles};
+use dragnet_steps::{args, openapi, Error, LoopOptions, Runtime, Tool, ToolCall};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +38,10 @@ pub struct CallArgs {
     /// Walk every page (walkable tools only).
     #[arg(long)]
     all_pages: bool,
+    /// Name the tool's paging roles by hand, as a provider's `paging:` block does:
+    /// size=…,page=…|offset=…  or  cursor=…,next=body:<path>|header:link|last_item:<field>[,size=…]
+    #[arg(long, value_name = "SPEC")]
+    paging: Option<String>,
     /// Project every item to these dot-paths: id,customer.name,lines.sku
     #[arg(long, value_name = "PATHS")]
     fields: Option<String>,
@@ -73,6 +78,14 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
         name: a.tool.clone(),
         suggestions: suggest(&a.tool, toolkit.tools.iter().map(|t| t.name.as_str())),
     })?;
+    let named;
+    let tool = match &a.paging {
+        None => tool,
+        Some(spec) => {
+            named = with_roles(tool, spec)?;
+            &named
+        }
+    };
     let arguments = args::parse_pairs(tool, &a.arguments)?;
     let mut options = LoopOptions {
         all_pages: a.all_pages,
@@ -160,6 +173,23 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
     line.finish();
     let result = outcome?;
     print_result(&result, a.json, out)
+}
+
+/// `tool` walking by the roles `spec` names, checked against its
+/// parameters as a provider's `paging:` entry is.
+fn with_roles(tool: &Tool, spec: &str) -> Result<Tool, CliError> {
+    let roles = PagingRoles::from_spec(spec)
+        .map_err(|e| CliError::argument_error("--paging", e.to_string()))?;
+    apply_roles(tool, &roles).map_err(|problems| {
+        let text: Vec<String> = problems
+            .iter()
+            .map(|p| match p.key {
+                "" => p.message.clone(),
+                key => format!("{key}: {}", p.message),
+            })
+            .collect();
+        CliError::argument_error("--paging", text.join("; "))
+    })
 }
 
 /// Tool names close to what was typed (shared prefix or substring).

@@ -118,8 +118,10 @@ impl Walkability {
             Walkability::Walkable(_) => String::new(),
             Walkability::Cursor { param } => format!(
                 "it pages with a cursor (parameter `{param}`), but its response does not say \
-                 where the next one comes from (or it pages by next link, not followed yet); \
-                 pass the cursor from one call to the next instead"
+                 where the next one comes from; name its paging roles by hand: `cursor` and \
+                 `next` (`body:<dot.path>`, `header:link` or `last_item:<field>`) in the \
+                 provider's `paging:` block, or `--paging cursor={param},next=body:<dot.path>` \
+                 on `dragnet call`"
             ),
             Walkability::SizeOnly { size } => format!(
                 "it has a page-size parameter (`{size}`) but no page-number or offset parameter"
@@ -334,7 +336,13 @@ mod tests {
                 param: "cursor".into()
             }
         );
-        assert!(w.reason().contains("cursor"));
+        let reason = w.reason();
+        assert!(
+            reason.contains("`--paging cursor=cursor,next=body:<dot.path>`")
+                && reason.contains("`paging:`")
+                && !reason.contains("not followed yet"),
+            "{reason}"
+        );
     }
 
     #[test]

@@ -36,6 +36,60 @@ pub struct PagingRoles {
     pub next: Option<String>,
 }
 
+/// A `--paging` spec (`dragnet call`) that cannot be read as roles.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RolesSpecError {
+    #[error("name the paging roles as role=value pairs, e.g. `size=maxResults,offset=startAt` or `cursor=page_token,next=body:meta.next`")]
+    Nothing,
+    #[error("`{part}` is not role=value")]
+    NotAPair { part: String },
+    #[error("`{role}` is not a paging role: name `size`, `page`, `offset`, `cursor` or `next`")]
+    UnknownRole { role: String },
+    #[error("`{role}` is named twice")]
+    Repeated { role: String },
+    #[error("`{role}=` names nothing")]
+    Empty { role: String },
+}
+
+impl PagingRoles {
+    /// The roles a comma-separated `role=value` spec names, with the roles
+    /// and values of the file form (`size=maxResults,offset=startAt`,
+    /// `cursor=page_token,next=body:meta.next`). The names are checked
+    /// against a tool by `apply_roles`, as the file form's are.
+    pub fn from_spec(spec: &str) -> Result<PagingRoles, RolesSpecError> {
+        let mut roles = PagingRoles::default();
+        let parts: Vec<&str> = spec
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect();
+        if parts.is_empty() {
+            return Err(RolesSpecError::Nothing);
+        }
+        for part in parts {
+            let Some((role, value)) = part.split_once('=') else {
+                return Err(RolesSpecError::NotAPair { part: part.into() });
+            };
+            let (role, value) = (role.trim(), value.trim());
+            let slot = match role {
+                "size" => &mut roles.size,
+                "page" => &mut roles.page,
+                "offset" => &mut roles.offset,
+                "cursor" => &mut roles.cursor,
+                "next" => &mut roles.next,
+                _ => return Err(RolesSpecError::UnknownRole { role: role.into() }),
+            };
+            if value.is_empty() {
+                return Err(RolesSpecError::Empty { role: role.into() });
+            }
+            if slot.replace(value.to_string()).is_some() {
+                return Err(RolesSpecError::Repeated { role: role.into() });
+            }
+        }
+        Ok(roles)
+    }
+}
+
 /// A problem with a provider's `paging:` entry for `tool`: with `key`
 /// (`size`, `page`…), or with the entry itself when `None`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -363,5 +417,49 @@ mod tests {
             .contains("not a next source"));
         assert_eq!(problems("{}")[0].key, "");
         assert!(serde_yaml_ng::from_str::<PagingRoles>("{sise: maxResults}").is_err());
+    }
+
+    #[test]
+    fn a_spec_names_the_roles_the_file_form_does() {
+        let spec = |text: &str| PagingRoles::from_spec(text);
+        assert_eq!(
+            spec(" size=maxResults, offset=startAt "),
+            Ok(roles("{size: maxResults, offset: startAt}"))
+        );
+        assert_eq!(
+            spec("cursor=page_token,next=body:meta.next,size=limit"),
+            Ok(roles(
+                "{cursor: page_token, next: 'body:meta.next', size: limit}"
+            ))
+        );
+        assert_eq!(spec("next=header:link"), Ok(roles("{next: 'header:link'}")));
+        assert_eq!(spec(" , "), Err(RolesSpecError::Nothing));
+        assert_eq!(
+            spec("size=maxResults,startAt"),
+            Err(RolesSpecError::NotAPair {
+                part: "startAt".into()
+            })
+        );
+        assert_eq!(
+            spec("sise=maxResults"),
+            Err(RolesSpecError::UnknownRole {
+                role: "sise".into()
+            })
+        );
+        assert_eq!(
+            spec("size=a,size=b"),
+            Err(RolesSpecError::Repeated {
+                role: "size".into()
+            })
+        );
+        assert_eq!(
+            spec("size=,page=p"),
+            Err(RolesSpecError::Empty {
+                role: "size".into()
+            })
+        );
+        // Read, then checked against the tool as the file form is.
+        let p = apply_roles(&jira(), &spec("size=maxResult,offset=startAt").unwrap()).unwrap_err();
+        assert!(p[0].message.contains("`maxResults`"), "{}", p[0].message);
     }
 }
