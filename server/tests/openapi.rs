@@ -16,7 +16,7 @@ use support::Api;
 dragnet_store::on_both_backends!(the_document_matches_the_routes);
 
 /// The endpoints, as the README's table lists them.
-const ENDPOINTS: [(&str, &str); 16] = [
+const ENDPOINTS: [(&str, &str); 19] = [
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/v1/openapi.json"),
@@ -33,6 +33,9 @@ const ENDPOINTS: [(&str, &str); 16] = [
     ("post", "/v1/runs/{id}/rerun"),
     ("get", "/v1/runs/{id}/events"),
     ("get", "/v1/schedules"),
+    ("get", "/v1/secrets"),
+    ("put", "/v1/secrets/{name}"),
+    ("delete", "/v1/secrets/{name}"),
 ];
 
 async fn the_document_matches_the_routes(db: Db) -> Result<()> {

@@ -57,6 +57,7 @@ pub fn frame(title: &str, signed: Option<&Signed<'_>>, body: Markup) -> String {
                             a href="/ui/workflows" { "Workflows" }
                             a href="/ui/schedules" { "Schedules" }
                             a href="/ui/cache" { "Cache" }
+                            a href="/ui/secrets" { "Secrets" }
                             span.team { "team " (s.team) }
                             form method="post" action="/ui/sign-out" {
                                 input type="hidden" name="csrf" value=(s.csrf);

@@ -17,6 +17,7 @@ pub mod editor;
 pub mod html;
 pub mod output;
 pub mod pages;
+pub mod secrets;
 
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
@@ -64,6 +65,8 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/schedules", get(pages::schedules_page))
         .route("/ui/cache", get(pages::cache_page))
         .route("/ui/cache/purge", post(pages::purge_cache))
+        .route("/ui/secrets", get(secrets::secrets_page).post(secrets::set))
+        .route("/ui/secrets/{name}/delete", post(secrets::delete))
 }
 
 /// The run's event stream for its page (the API's stream, behind the
