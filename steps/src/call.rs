@@ -59,6 +59,12 @@ impl Runtime<'static> {
     }
 }
 
+/// Whether a call with `options` walks: the only calls the cache serves
+/// and records.
+pub fn walks(options: &LoopOptions) -> bool {
+    options.all_pages || options.for_each.is_some()
+}
+
 /// Runs one call.
 pub async fn execute<U: Upstream>(
     call: ToolCall<'_>,
@@ -93,6 +99,10 @@ pub async fn execute<U: Upstream>(
     }
     args::validate(tool, &arguments, &supplied)?;
 
+    // The cache holds complete walks (SPEC §5): a call that walked
+    // (`_all_pages` or `_for_each`) is looked up and recorded; a plain call
+    // always goes upstream, whatever policy it came with.
+    let cache = cache.filter(|_| walks(&options));
     let key = cache.as_ref().map(|c| {
         let values = for_each
             .as_ref()

@@ -147,17 +147,22 @@ pub fn compose(
     }
 }
 
-/// The verdict of a cache hit: complete, no request made.
+/// The verdict of a cache hit: complete, no request made. An answer with
+/// no collection (`single`) counts no rows.
 pub fn cached_verdict(
     items: usize,
     visible: Option<usize>,
+    single: bool,
     cached_at: chrono::DateTime<chrono::Utc>,
     expires_at: chrono::DateTime<chrono::Utc>,
     options: &LoopOptions,
 ) -> Verdict {
+    let what = match single {
+        true => "the answer has no collection; returned whole from the cache".to_string(),
+        false => format!("all {} served from the cache", plural(items, "row")),
+    };
     let mut note = format!(
-        "Complete: all {} served from the cache, fetched {} and kept until {}.",
-        plural(items, "row"),
+        "Complete: {what}, fetched {} and kept until {}.",
         cached_at.format("%Y-%m-%d %H:%M:%S UTC"),
         expires_at.format("%Y-%m-%d %H:%M:%S UTC")
     );

@@ -52,6 +52,7 @@ pub fn hit(
     let verdict = cached_verdict(
         payload.items().len(),
         visible,
+        matches!(payload, Payload::Single(_)),
         entry.cached_at,
         entry.expires_at,
         options,
