@@ -33,8 +33,9 @@ use crate::services::Services;
 use crate::EXIT_COMPLETE;
 
 /// The variable the token secret is read from when the configuration
-/// names none.
-pub const DEFAULT_SECRET_ENV: &str = "DRAGNET_MCP_TOKEN_SECRET";
+/// names none (the gateway registers its value with the redactor, as it
+/// does the connections key's).
+pub const DEFAULT_SECRET_ENV: &str = dragnet_gateway::runtime::DEFAULT_TOKEN_SECRET_ENV;
 
 #[derive(Args)]
 pub struct McpArgs {

@@ -45,6 +45,11 @@ impl RuntimeCredentials {
     pub fn get(&self, provider: &str) -> Option<&Secret> {
         self.0.get(provider)
     }
+
+    /// Every credential presented, whatever provider it is for.
+    pub fn values(&self) -> impl Iterator<Item = &Secret> {
+        self.0.values()
+    }
 }
 
 /// Which credentials a provider's calls carry.

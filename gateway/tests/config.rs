@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dragnet_gateway::config::{self, BaseUrl, McpServer, ProviderKind};
+use dragnet_gateway::config::{self, BaseUrl, ChildEnv, McpServer, ProviderKind};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -35,7 +35,11 @@ fn a_configuration_compiles_with_its_providers_and_bindings() {
         other => panic!("{other:?}"),
     }
     match &c.providers["crm"].kind {
-        ProviderKind::Mcp(McpServer::Command(cmd)) => assert_eq!(cmd[0], "python3"),
+        ProviderKind::Mcp(McpServer::Command { argv, env }) => {
+            assert_eq!(argv[0], "python3");
+            assert_eq!(env["CRM_API_KEY"], ChildEnv::Var("DEMO_CRM_KEY".into()));
+            assert_eq!(env["CRM_MODE"], ChildEnv::Literal("read-only".into()));
+        }
         other => panic!("{other:?}"),
     }
     // The same tool, looping for one agent and not for the other.
@@ -90,6 +94,37 @@ fn every_problem_is_reported_at_once_with_its_place() {
         );
     }
     assert_eq!(got.len(), expect.len(), "{}", got.join("\n"));
+}
+
+#[test]
+fn an_mcp_childs_environment_is_checked_where_it_is_written() {
+    let text = "organisation: acme
+providers:
+  files:
+    mcp:
+      command: [server]
+      env: { \"BAD NAME\": x, KEY: { env: \"\" }, OK: fine }
+  wiki:
+    mcp: { url: \"http://127.0.0.1:9/mcp\", env: { A: b } }
+agents:
+  a:
+    agentTools: []
+";
+    let d = config::load_str(Path::new("agent.yaml"), text).expect_err("it is refused");
+    let got: Vec<String> = d
+        .iter()
+        .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
+        .collect();
+    assert_eq!(got.len(), 3, "{}", got.join("\n"));
+    assert!(
+        got[0].starts_with("6:14:") && got[0].contains("`BAD NAME`"),
+        "{got:?}"
+    );
+    assert!(got[1].contains("`mcp.env.KEY.env` is empty"), "{got:?}");
+    assert!(
+        got[2].starts_with("8:") && got[2].contains("`mcp.env` is the environment of a `command`"),
+        "{got:?}"
+    );
 }
 
 #[test]

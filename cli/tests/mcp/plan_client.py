@@ -10,7 +10,10 @@ PLAN_JSON: {"url": "http://…/mcp", "headers": {…}}  or
            plus "mode" ("legacy" | "2026-07-28") and "steps": a list of
            {"list": true} | {"call": NAME, "args": {…}, "meta": {…}?} |
            {"sleep": SECONDS} | {"notifications": true} (the server
-           notifications' methods heard so far)
+           notifications' methods heard so far) |
+           {"write": PATH, "text": TEXT} (a file rewritten between calls);
+           a call's "args_from": {ARG: [STEP, KEY]} takes ARG from the JSON
+           answer of an earlier step (e.g. its `_resultId`)
 """
 
 import asyncio
@@ -59,6 +62,11 @@ async def run(plan):
                 await asyncio.sleep(0.2)
                 seen.append({"notifications": list(heard_notes)})
                 continue
+            if "write" in step:
+                with open(step["write"], "w", encoding="utf-8") as f:
+                    f.write(step["text"])
+                seen.append({})
+                continue
             if "sleep" in step:
                 await asyncio.sleep(step["sleep"])
                 seen.append({})
@@ -81,8 +89,11 @@ async def run(plan):
             async def heard(done, total, message, progress=progress):
                 progress.append({"progress": done, "total": total, "message": parsed(message or "")})
 
+            args = dict(step.get("args", {}))
+            for name, (at, key) in step.get("args_from", {}).items():
+                args[name] = (seen[at].get("json") or {}).get(key)
             result = await client.call_tool(
-                step["call"], step.get("args", {}), progress_callback=heard, meta=step.get("meta")
+                step["call"], args, progress_callback=heard, meta=step.get("meta")
             )
             text = text_of(result)
             seen.append(

@@ -117,6 +117,32 @@ pub struct McpFile {
     /// do not belong in this file).
     #[serde(default)]
     pub headers_env: BTreeMap<String, String>,
+    /// The environment of the `command`'s child process besides the small
+    /// default one (PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, TMPDIR):
+    /// by variable name, a literal value (not for secrets) or `{env: VAR}`,
+    /// read from the gateway's environment when it starts (a missing one
+    /// stops the start). Nothing else of the gateway's environment reaches
+    /// the child.
+    #[serde(default)]
+    pub env: BTreeMap<String, ChildEnvFile>,
+}
+
+/// One variable of an MCP child's environment.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ChildEnvFile {
+    /// This value, as written (not for secrets).
+    Literal(String),
+    /// The value of a variable of the gateway's environment.
+    FromEnv(FromEnvFile),
+}
+
+/// A value read from the gateway's environment when it starts.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FromEnvFile {
+    /// The gateway's environment variable the value is read from.
+    pub env: String,
 }
 
 /// Organisation credentials, read from the environment when the gateway

@@ -5,12 +5,13 @@
 
 use std::sync::Arc;
 
-use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
+use dragnet_steps::http::{Credentials, HttpUpstream, Redactor, Secret};
 
 use super::{EnvLookup, Gateway, StartError};
 use crate::caller::{Caller, CredentialKind};
 use crate::config::file::CredentialsFile;
-use crate::config::{Binding, McpServer, ProviderKind};
+use crate::config::{Binding, ChildEnv, McpServer, ProviderKind};
+use crate::upstream::mcp_client::ChildVars;
 use crate::upstream::{McpUpstream, ProviderUpstream};
 
 /// The connection one call goes through.
@@ -112,37 +113,60 @@ pub(super) fn organisation_credentials(
     })
 }
 
-/// An upstream MCP server's connection with its `headers_env` values read
-/// from the environment into its headers.
-pub(super) fn with_secret_headers(
+/// An upstream MCP server's connection as started: its `headers_env`
+/// values read from the environment into its headers, and its child's
+/// named variables resolved (`{env: VAR}` read from the environment, a
+/// missing one stopping the start). Every value read is a secret, added
+/// to `secrets`.
+pub(super) fn resolve_mcp(
     provider: &str,
     server: &McpServer,
     env: &EnvLookup,
-) -> Result<McpServer, StartError> {
-    let McpServer::Url {
-        url,
-        headers,
-        headers_env,
-    } = server
-    else {
-        return Ok(server.clone());
+    secrets: &mut Redactor,
+) -> Result<(McpServer, ChildVars), StartError> {
+    let need = |var: &str| {
+        env(var)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| StartError::MissingVariable {
+                provider: provider.to_string(),
+                var: var.to_string(),
+            })
     };
-    let mut headers = headers.clone();
-    for (name, var) in headers_env {
-        let value =
-            env(var)
-                .filter(|v| !v.is_empty())
-                .ok_or_else(|| StartError::MissingVariable {
-                    provider: provider.to_string(),
-                    var: var.clone(),
-                })?;
-        headers.insert(name.clone(), value);
+    match server {
+        McpServer::Command { env: named, .. } => {
+            let mut vars = ChildVars::new();
+            for (name, value) in named {
+                let value = match value {
+                    ChildEnv::Literal(v) => v.clone(),
+                    ChildEnv::Var(var) => {
+                        let value = need(var)?;
+                        secrets.add(&value);
+                        value
+                    }
+                };
+                vars.push((name.clone(), Secret::new(value)));
+            }
+            Ok((server.clone(), vars))
+        }
+        McpServer::Url {
+            url,
+            headers,
+            headers_env,
+        } => {
+            let mut headers = headers.clone();
+            for (name, var) in headers_env {
+                let value = need(var)?;
+                secrets.add(&value);
+                headers.insert(name.clone(), value);
+            }
+            let server = McpServer::Url {
+                url: url.clone(),
+                headers,
+                headers_env: Default::default(),
+            };
+            Ok((server, ChildVars::new()))
+        }
     }
-    Ok(McpServer::Url {
-        url: url.clone(),
-        headers,
-        headers_env: Default::default(),
-    })
 }
 
 #[cfg(test)]
@@ -161,14 +185,45 @@ mod tests {
     fn secret_headers_come_from_the_environment_or_the_start_fails_naming_the_variable() {
         let set: EnvLookup =
             Arc::new(|var| (var == "WIKI_TOKEN").then(|| "Bearer s3cret".to_string()));
-        let McpServer::Url { headers, .. } = with_secret_headers("wiki", &server(), &set).unwrap()
+        let mut secrets = Redactor::default();
+        let (McpServer::Url { headers, .. }, _) =
+            resolve_mcp("wiki", &server(), &set, &mut secrets).unwrap()
         else {
             panic!("a URL server")
         };
         assert_eq!(headers["Authorization"], "Bearer s3cret");
         assert_eq!(headers["X-Team"], "support");
+        assert_eq!(secrets.text("got Bearer s3cret".into()), "got [redacted]");
         let unset: EnvLookup = Arc::new(|_| None);
-        let error = with_secret_headers("wiki", &server(), &unset).unwrap_err();
+        let error = resolve_mcp("wiki", &server(), &unset, &mut secrets).unwrap_err();
         assert!(error.to_string().contains("WIKI_TOKEN"), "{error}");
+    }
+
+    #[test]
+    fn a_childs_named_variables_are_read_at_start_and_known_as_secrets() {
+        let server = McpServer::Command {
+            argv: vec!["server".into()],
+            env: [
+                ("API_KEY".to_string(), ChildEnv::Var("FILES_KEY".into())),
+                ("MODE".to_string(), ChildEnv::Literal("read-only".into())),
+            ]
+            .into(),
+        };
+        let set: EnvLookup = Arc::new(|var| (var == "FILES_KEY").then(|| "fk-991".to_string()));
+        let mut secrets = Redactor::default();
+        let (_, vars) = resolve_mcp("files", &server, &set, &mut secrets).unwrap();
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(n, v)| (n.as_str(), v.expose())).collect();
+        assert_eq!(vars, [("API_KEY", "fk-991"), ("MODE", "read-only")]);
+        // The value read is a secret; the literal is not.
+        assert_eq!(
+            secrets.text("fk-991 read-only".into()),
+            "[redacted] read-only"
+        );
+        let unset: EnvLookup = Arc::new(|_| None);
+        let error = resolve_mcp("files", &server, &unset, &mut secrets).unwrap_err();
+        assert!(
+            error.to_string().contains("`FILES_KEY`") && error.to_string().contains("`files`"),
+            "{error}"
+        );
     }
 }

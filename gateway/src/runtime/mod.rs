@@ -16,7 +16,8 @@ use std::sync::Arc;
 
 use dragnet_steps::cache::{CacheMode, CachePolicy, CacheStore};
 use dragnet_steps::clock::Clock;
-use dragnet_steps::http::HttpUpstream;
+use dragnet_steps::http::redact::Redacting;
+use dragnet_steps::http::{HttpUpstream, Redactor, Secret};
 use dragnet_steps::looping::options::RESERVED;
 use dragnet_steps::progress::ProgressSink;
 use dragnet_steps::{LoopOptions, Runtime, ToolCall};
@@ -38,7 +39,7 @@ use crate::upstream::{McpCall, McpUpstream, ProviderUpstream, UpstreamProgressSi
 
 mod credentials;
 
-use credentials::{organisation_credentials, with_secret_headers, CallUpstream};
+use credentials::{organisation_credentials, resolve_mcp, CallUpstream};
 
 /// Reads an environment variable (injected: tests and the CLI decide).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -67,6 +68,11 @@ pub struct Gateway {
     /// Where connected-app credentials are kept, and their sealer (none
     /// without a connections key).
     pub(crate) connections: Option<(Arc<dyn ConnectionStore>, Arc<Sealer>)>,
+    /// Every secret the process holds (the token secret, the connections
+    /// key, the providers' credentials, MCP header values and the
+    /// variables read for MCP children): scrubbed from whatever an
+    /// upstream answers, with the caller's own added for each call.
+    secrets: Redactor,
 }
 
 /// What the gateway is started with besides its configuration.
@@ -86,6 +92,10 @@ pub struct Services {
 /// The variable the connections key is read from when the configuration
 /// names none.
 pub const DEFAULT_CONNECTIONS_KEY_ENV: &str = "DRAGNET_CONNECTIONS_KEY";
+
+/// The variable the callers' token secret is read from when the
+/// configuration names none.
+pub const DEFAULT_TOKEN_SECRET_ENV: &str = "DRAGNET_MCP_TOKEN_SECRET";
 
 /// Why the gateway cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -146,6 +156,14 @@ impl Gateway {
             .connections_key_env
             .clone()
             .unwrap_or_else(|| DEFAULT_CONNECTIONS_KEY_ENV.to_string());
+        let mut secrets = Redactor::default();
+        let token_var = config
+            .token_secret_env
+            .as_deref()
+            .unwrap_or(DEFAULT_TOKEN_SECRET_ENV);
+        if let Some(token_secret) = env(token_var) {
+            secrets.add(&token_secret);
+        }
         let sealer = match env(&key_var).filter(|k| !k.is_empty()) {
             Some(key) => Some(Arc::new(Sealer::new(key.as_bytes()).map_err(
                 |message| StartError::ConnectionsKey {
@@ -155,6 +173,9 @@ impl Gateway {
             )?)),
             None => None,
         };
+        if let Some(key) = env(&key_var) {
+            secrets.add(&key);
+        }
         let connections = connections.zip(sealer);
         let tasks = TaskTracker::new();
         let shutdown = CancellationToken::new();
@@ -176,6 +197,7 @@ impl Gateway {
                         }
                     };
                     let credentials = organisation_credentials(name, credentials.as_ref(), &env)?;
+                    secrets.merge(&Redactor::new(&credentials, &[]));
                     let up =
                         HttpUpstream::new(&base, credentials).map_err(|e| StartError::Client {
                             provider: name.clone(),
@@ -184,19 +206,25 @@ impl Gateway {
                     ProviderUpstream::Http(Arc::new(up))
                 }
                 ProviderKind::Mcp(server) => {
-                    let server = with_secret_headers(name, server, &env)?;
-                    let up = McpUpstream::connect(name, &server, &tasks, shutdown.child_token())
-                        .await
-                        .map_err(|e| StartError::Mcp {
-                            provider: name.clone(),
-                            message: e.to_string(),
-                        })?;
+                    let (server, child_env) = resolve_mcp(name, server, &env, &mut secrets)?;
+                    let up = McpUpstream::connect(
+                        name,
+                        &server,
+                        child_env,
+                        &tasks,
+                        shutdown.child_token(),
+                    )
+                    .await
+                    .map_err(|e| StartError::Mcp {
+                        provider: name.clone(),
+                        message: e.to_string(),
+                    })?;
                     ProviderUpstream::Mcp(up)
                 }
             };
             upstreams.insert(name.clone(), upstream);
         }
-        resolve_mcp_bindings(&mut config, &upstreams)?;
+        resolve_mcp_bindings(&mut config, &upstreams, &secrets)?;
         tasks.close();
         let mut gateway = Gateway {
             config: Arc::new(config),
@@ -210,6 +238,7 @@ impl Gateway {
             pools: HashMap::new(),
             loaded: Loaded::default(),
             connections,
+            secrets,
         };
         gateway.pools = gateway
             .config
@@ -389,6 +418,7 @@ impl Gateway {
             Ok(stored) => stored,
             Err(message) => return Answer::error(message),
         };
+        let secrets = self.call_secrets(caller, stored.as_ref());
         let (upstream, credential_kind) =
             match self.call_upstream(binding, upstream, caller, stored) {
                 Ok(chosen) => chosen,
@@ -438,19 +468,33 @@ impl Gateway {
             cancel,
             journal: None,
         };
+        // Whatever the upstream answers is scrubbed of every secret the
+        // process holds before the walk reads it: nothing it returns, stores,
+        // logs or caches carries one.
         let executed = match &upstream {
-            CallUpstream::Http(http) => dragnet_steps::execute(call, http.as_ref(), &runtime).await,
+            CallUpstream::Http(http) => {
+                let upstream = Redacting {
+                    inner: http.as_ref(),
+                    redactor: &secrets,
+                };
+                dragnet_steps::execute(call, &upstream, &runtime).await
+            }
             CallUpstream::Mcp(mcp) => {
                 let upstream = McpCall {
                     upstream: mcp,
                     progress: progress as &dyn UpstreamProgressSink,
+                    redactor: &secrets,
+                };
+                let upstream = Redacting {
+                    inner: &upstream,
+                    redactor: &secrets,
                 };
                 dragnet_steps::execute(call, &upstream, &runtime).await
             }
         };
         let result = match executed {
             Ok(r) => r,
-            Err(e) => return Answer::error(e.to_string()),
+            Err(e) => return Answer::error(secrets.text(e.to_string())),
         };
         match guard(result, budget, self.results.as_ref(), scope, now).await {
             Ok(g) => {
@@ -462,8 +506,19 @@ impl Gateway {
                     is_error: false,
                 }
             }
-            Err(e) => Answer::error(e.to_string()),
+            Err(e) => Answer::error(secrets.text(e.to_string())),
         }
+    }
+
+    /// The secrets one call's answers are scrubbed of: the process's, and
+    /// the caller's own (runtime credentials presented with the request, a
+    /// connected app's stored token).
+    fn call_secrets(&self, caller: &Caller, stored: Option<&Secret>) -> Redactor {
+        let mut secrets = self.secrets.clone();
+        for secret in caller.runtime.values().chain(stored) {
+            secrets.add(secret.expose());
+        }
+        secrets
     }
 }
 
@@ -472,6 +527,7 @@ impl Gateway {
 fn resolve_mcp_bindings(
     config: &mut AgentConfig,
     upstreams: &HashMap<String, ProviderUpstream>,
+    secrets: &Redactor,
 ) -> Result<(), StartError> {
     for agent in config.agents.values_mut() {
         for binding in &mut agent.bindings {
@@ -488,7 +544,10 @@ fn resolve_mcp_bindings(
                     known: known.join(", "),
                 });
             };
-            binding.tool = Some(Arc::new(tool_of(found)));
+            // What it says of its tools reaches the agent: scrubbed too.
+            let mut tool = tool_of(found);
+            tool.description = secrets.text(tool.description);
+            binding.tool = Some(Arc::new(tool));
         }
     }
     Ok(())

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dragnet_steps::http::{RawResponse, Upstream};
+use dragnet_steps::http::{RawResponse, Redactor, Secret, Upstream};
 use dragnet_steps::{Tool, UpstreamError};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::mcp_tools::page_of;
-use crate::config::McpServer;
+use crate::config::{ChildEnv, McpServer};
 
 /// A progress notification an upstream sent for a call.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,11 +147,13 @@ impl McpUpstream {
     pub async fn connect(
         provider: &str,
         server: &McpServer,
+        child_env: ChildVars,
         tasks: &TaskTracker,
         shutdown: CancellationToken,
     ) -> Result<Arc<McpUpstream>, McpClientError> {
         let routes: Routes = Arc::default();
-        let running = open(server, &routes).await?;
+        let child_env = Arc::new(child_env);
+        let running = open(server, &child_env, &routes).await?;
         let tools = running
             .peer()
             .list_all_tools()
@@ -160,10 +162,7 @@ impl McpUpstream {
         let (publish, peer) = watch::channel(Some(running.peer().clone()));
         let upstream = Arc::new(McpUpstream {
             provider: provider.to_string(),
-            identity: match server {
-                McpServer::Command(argv) => format!("mcp+stdio:{}", argv.join(" ")),
-                McpServer::Url { url, .. } => format!("mcp+http:{url}"),
-            },
+            identity: identity_of(server),
             peer,
             routes: routes.clone(),
             tasks: tasks.clone(),
@@ -172,6 +171,7 @@ impl McpUpstream {
         tasks.spawn(supervise(
             provider.to_string(),
             server.clone(),
+            child_env,
             running,
             routes,
             publish,
@@ -305,10 +305,25 @@ impl Drop for Abandoned<'_> {
 }
 
 /// One call's view of an upstream MCP server: the loop layer's `Upstream`,
-/// with the call's progress sink.
+/// with the call's progress sink, and the secrets the upstream's progress
+/// messages are scrubbed of on their way to it.
 pub struct McpCall<'a> {
     pub upstream: &'a McpUpstream,
     pub progress: &'a dyn UpstreamProgressSink,
+    pub redactor: &'a Redactor,
+}
+
+/// Progress messages scrubbed of secrets, then passed on.
+struct ScrubbedProgress<'a> {
+    inner: &'a dyn UpstreamProgressSink,
+    redactor: &'a Redactor,
+}
+
+impl UpstreamProgressSink for ScrubbedProgress<'_> {
+    fn upstream_progress(&self, mut progress: UpstreamProgress) {
+        progress.message = progress.message.map(|m| self.redactor.text(m));
+        self.inner.upstream_progress(progress);
+    }
 }
 
 impl Upstream for McpCall<'_> {
@@ -318,8 +333,12 @@ impl Upstream for McpCall<'_> {
         arguments: &Map<String, Value>,
         max_bytes: u64,
     ) -> Result<RawResponse, UpstreamError> {
+        let progress = ScrubbedProgress {
+            inner: self.progress,
+            redactor: self.redactor,
+        };
         self.upstream
-            .call(tool, arguments, max_bytes, self.progress)
+            .call(tool, arguments, max_bytes, &progress)
             .await
     }
 
@@ -328,19 +347,96 @@ impl Upstream for McpCall<'_> {
     }
 }
 
+/// A child's environment besides the default one: each name with its
+/// value (read from the gateway's environment at start, or written in the
+/// configuration).
+pub type ChildVars = Vec<(String, Secret)>;
+
+/// The variables of the gateway's own environment every child gets (the
+/// MCP SDKs' default environment); nothing else of it is passed on.
+#[cfg(not(windows))]
+pub const DEFAULT_CHILD_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR",
+];
+#[cfg(windows)]
+pub const DEFAULT_CHILD_ENV: &[&str] = &[
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PATHEXT",
+    "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "TMP",
+    "USERNAME",
+    "USERPROFILE",
+    "PROGRAMFILES",
+];
+
+/// What sets a server's answers apart in cache keys: the command and the
+/// environment it names (names, literal values and the variables others
+/// are read from — never a value read from the environment), or the URL.
+fn identity_of(server: &McpServer) -> String {
+    match server {
+        McpServer::Command { argv, env } if env.is_empty() => {
+            format!("mcp+stdio:{}", argv.join(" "))
+        }
+        McpServer::Command { argv, env } => {
+            let named: Vec<String> = env
+                .iter()
+                .map(|(name, value)| match value {
+                    ChildEnv::Literal(v) => format!("{name}={v}"),
+                    ChildEnv::Var(var) => format!("{name}=${{{var}}}"),
+                })
+                .collect();
+            format!("mcp+stdio:{} env:{}", argv.join(" "), named.join(";"))
+        }
+        McpServer::Url { url, .. } => format!("mcp+http:{url}"),
+    }
+}
+
+/// The command that starts `argv` with only the default environment and
+/// `vars`.
+fn child_command(
+    argv: &[String],
+    vars: &ChildVars,
+) -> Result<tokio::process::Command, McpClientError> {
+    let (program, args) = argv.split_first().ok_or_else(|| McpClientError::Spawn {
+        command: String::new(),
+        message: "the command is empty".into(),
+    })?;
+    let mut command = tokio::process::Command::new(program);
+    command.args(args).env_clear();
+    for name in DEFAULT_CHILD_ENV {
+        // A shell function exported by bash (`() {…`) is not passed on.
+        match std::env::var_os(name) {
+            Some(value) if !value.to_string_lossy().starts_with("()") => {
+                command.env(name, value);
+            }
+            _ => {}
+        }
+    }
+    for (name, value) in vars {
+        command.env(name, value.expose());
+    }
+    Ok(command)
+}
+
 /// Opens one connection.
-async fn open(server: &McpServer, routes: &Routes) -> Result<Running, McpClientError> {
+async fn open(
+    server: &McpServer,
+    child_env: &ChildVars,
+    routes: &Routes,
+) -> Result<Running, McpClientError> {
     let handler = Forwarder {
         routes: routes.clone(),
     };
     match server {
-        McpServer::Command(argv) => {
-            let (program, args) = argv.split_first().ok_or_else(|| McpClientError::Spawn {
-                command: String::new(),
-                message: "the command is empty".into(),
-            })?;
-            let mut command = tokio::process::Command::new(program);
-            command.args(args);
+        McpServer::Command { argv, .. } => {
+            let command = child_command(argv, child_env)?;
             let transport = TokioChildProcess::new(command).map_err(|e| McpClientError::Spawn {
                 command: argv.join(" "),
                 message: e.to_string(),
@@ -385,6 +481,7 @@ fn http_config(
 async fn supervise(
     provider: String,
     server: McpServer,
+    child_env: Arc<ChildVars>,
     mut running: Running,
     routes: Routes,
     publish: watch::Sender<Option<Peer<RoleClient>>>,
@@ -418,7 +515,7 @@ async fn supervise(
                 _ = shutdown.cancelled() => return,
                 _ = tokio::time::sleep(wait) => {}
             }
-            match open(&server, &routes).await {
+            match open(&server, &child_env, &routes).await {
                 Ok(next) => {
                     publish.send_replace(Some(next.peer().clone()));
                     running = next;

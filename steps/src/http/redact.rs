@@ -16,7 +16,11 @@ use base64::Engine as _;
 use bytes::Bytes;
 use memchr::memmem;
 
+use serde_json::{Map, Value};
+
 use super::credentials::{Credentials, Secret};
+use super::{LinkRefused, Pacing, RawResponse, Upstream};
+use crate::{Tool, UpstreamError};
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
@@ -80,6 +84,74 @@ impl Redactor {
         self.finders.is_empty()
     }
 
+    /// Adds every secret `other` knows.
+    pub fn merge(&mut self, other: &Redactor) {
+        for finder in &other.finders {
+            let needle = finder.needle();
+            if !self.finders.iter().any(|f| f.needle() == needle) {
+                self.finders.push(finder.clone());
+            }
+        }
+        self.finders
+            .sort_by_key(|f| std::cmp::Reverse(f.needle().len()));
+    }
+
+    /// An answer with every secret replaced: its body and its next link.
+    pub fn response(&self, mut response: RawResponse) -> RawResponse {
+        if self.is_empty() {
+            return response;
+        }
+        response.body = self.bytes(response.body);
+        response.next_link = response.next_link.map(|l| self.text(l));
+        response
+    }
+
+    /// An upstream error with every secret replaced in its texts.
+    pub fn error(&self, error: UpstreamError) -> UpstreamError {
+        if self.is_empty() {
+            return error;
+        }
+        match error {
+            UpstreamError::Status {
+                status,
+                excerpt,
+                retry_after_ms,
+            } => UpstreamError::Status {
+                status,
+                excerpt: self.text(excerpt),
+                retry_after_ms,
+            },
+            UpstreamError::Connection { message } => UpstreamError::Connection {
+                message: self.text(message),
+            },
+            UpstreamError::Malformed {
+                status,
+                message,
+                excerpt,
+            } => UpstreamError::Malformed {
+                status,
+                message: self.text(message),
+                excerpt: self.text(excerpt),
+            },
+            UpstreamError::MissingCollection { page, path } => UpstreamError::MissingCollection {
+                page,
+                path: self.text(path),
+            },
+            UpstreamError::MalformedPage { page, message } => UpstreamError::MalformedPage {
+                page,
+                message: self.text(message),
+            },
+            UpstreamError::Redirect { message } => UpstreamError::Redirect {
+                message: self.text(message),
+            },
+            UpstreamError::ByteBound { read } => UpstreamError::ByteBound { read },
+            UpstreamError::HostRefused { host, rule } => UpstreamError::HostRefused {
+                host: self.text(host),
+                rule: self.text(rule),
+            },
+        }
+    }
+
     /// `body` with every secret replaced; no copy when none occurs.
     pub fn bytes(&self, body: Bytes) -> Bytes {
         match self.replace(&body) {
@@ -114,6 +186,55 @@ impl Redactor {
             current = Cow::Owned(out);
         }
         current
+    }
+}
+
+/// An upstream whose every answer (bodies, next links, error texts) is
+/// scrubbed of the secrets `redactor` knows, besides whatever the upstream
+/// redacts itself: how a caller holding more secrets than the upstream
+/// (a gateway's token secret, another provider's credentials, a caller's
+/// own) keeps them out of what it returns, stores, logs or caches.
+pub struct Redacting<'a, U> {
+    pub inner: &'a U,
+    pub redactor: &'a Redactor,
+}
+
+impl<U: Upstream> Upstream for Redacting<'_, U> {
+    async fn send(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        max_bytes: u64,
+    ) -> Result<RawResponse, UpstreamError> {
+        match self.inner.send(tool, arguments, max_bytes).await {
+            Ok(response) => Ok(self.redactor.response(response)),
+            Err(e) => Err(self.redactor.error(e)),
+        }
+    }
+
+    fn identity(&self) -> String {
+        self.inner.identity()
+    }
+
+    fn link_target(&self, link: &str) -> Result<String, LinkRefused> {
+        self.inner.link_target(link)
+    }
+
+    async fn send_link(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        url: &str,
+        max_bytes: u64,
+    ) -> Result<RawResponse, UpstreamError> {
+        match self.inner.send_link(tool, arguments, url, max_bytes).await {
+            Ok(response) => Ok(self.redactor.response(response)),
+            Err(e) => Err(self.redactor.error(e)),
+        }
+    }
+
+    fn pacing(&self) -> Option<&Pacing> {
+        self.inner.pacing()
     }
 }
 
