@@ -243,3 +243,44 @@ async fn a_connected_toolkit_acts_as_its_user_and_its_credentials_stay_sealed() 
         "the sealed column holds the secret"
     );
 }
+
+/// Over stdio, a 2026-07-28 client's `tools/list` is the same before and
+/// after it loads a tool (each request stands alone, as over HTTP); a
+/// legacy session's grows. The loaded tool is called through `call_tool`.
+#[test]
+fn over_stdio_a_stateless_list_never_changes_and_a_session_list_grows() {
+    let config = format!(
+        "{}/../examples/discovery.agent.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let tools = |seen: &Value| -> Vec<String> {
+        seen["tools"]
+            .as_object()
+            .map(|t| t.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    for mode in ["2026-07-28", "legacy"] {
+        let seen = common::mcp_plan(&json!({
+            "stdio": {
+                "command": common::binary().display().to_string(),
+                "args": ["mcp", "--config", config, "--agent", "concierge", "--stdio"],
+                "env": {"DATABASE_URL": fresh_db(), "DRAGNET_LOG": "warn"},
+            },
+            "mode": mode,
+            "steps": [
+                {"list": true},
+                {"call": "load_tool", "args": {"toolName": "listCustomers"}},
+                {"list": true},
+                {"call": "call_tool", "args": {"toolName": "listCustomers", "arguments": {"limit": 5}}},
+            ],
+        }));
+        assert_eq!(seen[1]["error"], false, "{mode}: {}", seen[1]);
+        assert_eq!(seen[3]["error"], false, "{mode}: {}", seen[3]);
+        let (before, after) = (tools(&seen[0]), tools(&seen[2]));
+        assert!(!before.contains(&"listCustomers".to_string()), "{before:?}");
+        match mode {
+            "legacy" => assert!(after.contains(&"listCustomers".to_string()), "{after:?}"),
+            _ => assert_eq!(before, after, "a stateless list never changes"),
+        }
+    }
+}

@@ -5,7 +5,8 @@
 //!
 //! Who a request is for comes from its transport: over stdio one caller is
 //! fixed for the process (the agent chosen by flag, the thread the
-//! process's session); over HTTP each request carries its verified token
+//! process's session; a 2026-07-28 request there is no session, so its
+//! tool list never grows with what was loaded); over HTTP each request carries its verified token
 //! (the HTTP layer refuses the rest), its session id on legacy sessions,
 //! the thread id it presents (`X-Dragnet-Thread` header or the
 //! `dev.dragnet/thread` key of `_meta`), and the runtime credentials the
@@ -105,7 +106,13 @@ impl McpAgent {
         call_meta: Option<&rmcp::model::RequestMetaObject>,
     ) -> Result<Caller, McpError> {
         let parts = match &self.callers {
-            Callers::Fixed(caller) => return Ok(caller.as_ref().clone()),
+            // A stateless (2026-07-28) request over stdio is no session:
+            // its tool list must not depend on what earlier requests loaded.
+            Callers::Fixed(caller) => {
+                let mut caller = caller.as_ref().clone();
+                caller.session = caller.session && !stateless(context);
+                return Ok(caller);
+            }
             Callers::PerRequest => context
                 .extensions
                 .get::<::http::request::Parts>()
@@ -164,6 +171,14 @@ impl McpAgent {
             false => info.with_instructions(parts.join(" ")),
         }
     }
+}
+
+/// Whether a request is of a protocol without `initialize` (2026-07-28 and
+/// later): each request stands alone, with no session.
+fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| !version.has_initialize())
 }
 
 fn unauthenticated() -> McpError {
