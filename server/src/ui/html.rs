@@ -120,7 +120,7 @@ pre{max-width:100%;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}p
 textarea{width:100%;box-sizing:border-box;font:13px/1.4 ui-monospace,monospace}\
 #diagnostics li{color:var(--bad)}.diff .add{color:var(--ok)}.diff .del{color:var(--bad)}\
 .k{color:var(--run)}.c{color:var(--muted);font-style:italic}.s{color:var(--str)}.r{color:var(--ref);font-weight:600}\
-.editor{display:flex;border:1px solid var(--line);border-radius:4px;max-height:70vh;overflow:auto;background:var(--bg)}\
+.editor{display:flex;align-items:flex-start;border:1px solid var(--line);border-radius:4px;max-height:70vh;overflow:auto;background:var(--bg)}\
 .editor .gutter{flex:none;margin:0;padding:.5rem .4rem;min-width:2.5em;text-align:right;color:var(--muted);background:var(--soft);\
 border-right:1px solid var(--line);font:13px/1.4 ui-monospace,monospace;white-space:pre;overflow:visible;user-select:none}\
 .editor .gutter span{display:block}.editor .gutter .bad{color:#fff;background:var(--bad);border-radius:2px;cursor:help}\
@@ -133,7 +133,7 @@ overflow-wrap:anywhere;tab-size:2;box-sizing:border-box;width:100%}\
 .editor:focus-within{outline:2px solid var(--run);outline-offset:2px}\
 .editor:not(.live) .gutter,.editor:not(.live) .code pre{display:none}\
 #complete{list-style:none;margin:.25rem 0;padding:0;display:flex;flex-wrap:wrap;gap:.3rem}\
-#complete li{font:12px ui-monospace,monospace;padding:.1rem .4rem;border:1px solid var(--line);border-radius:3px;cursor:pointer}\
+#complete[hidden]{display:none}#complete li{font:12px ui-monospace,monospace;padding:.1rem .4rem;border:1px solid var(--line);border-radius:3px;cursor:pointer}\
 #complete li[aria-selected=true]{background:var(--run);color:var(--bg)}\
 @media (max-width:700px){.opt{display:none}table:not(.fit) th:nth-child(n+4),table:not(.fit) td:nth-child(n+4){display:none}}\
 @media (max-width:480px){.opt2{display:none}}";
