@@ -646,6 +646,14 @@ mod tests {
     }
 
     #[test]
+    fn cycles_self_edges_and_unknown_steps_are_drawn_without_panicking() {
+        let nodes: Vec<Node> = ["a", "b"].into_iter().map(node).collect();
+        let drawn = svg(&nodes, &[edge(0, 1), edge(1, 0), edge(1, 1), edge(0, 7)]);
+        assert!(drawn.contains("data-step=\"b\""));
+        assert!(svg(&[], &[edge(0, 1)]).starts_with("<svg"));
+    }
+
+    #[test]
     fn barycentre_sweeps_undo_a_crossing() {
         // a, b on top; c, d below; a → d and b → c cross in workflow order.
         let nodes: Vec<Node> = ["a", "b", "c", "d"].into_iter().map(node).collect();
