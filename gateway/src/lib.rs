@@ -28,6 +28,8 @@ pub mod results;
 pub mod retrieval;
 pub mod runtime;
 #[cfg(test)]
+mod secrets_tests;
+#[cfg(test)]
 mod testing;
 pub mod token;
 pub mod upstream;
