@@ -1,5 +1,6 @@
 //! Printing a result: one JSON document with `--json`, else the rows as
-//! JSON lines followed by a plain verdict block.
+//! JSON lines followed by a plain verdict block. An answer without a
+//! collection is printed whole, with its note and no walk counters.
 
 use std::io::Write;
 
@@ -27,16 +28,18 @@ pub fn print_result(result: &LoopResult, as_json: bool, out: &mut Out) -> Result
             }
         }
         writeln!(out)?;
-        writeln!(
-            out,
-            "{}: {} rows, {} requests{}",
-            if v.complete { "complete" } else { "PARTIAL" },
-            v.item_count,
-            v.requests,
-            v.stopped_by
-                .map(|s| format!(", stopped by {}", s.as_str()))
-                .unwrap_or_default()
-        )?;
+        if !matches!(result.payload, Payload::Single(_)) {
+            writeln!(
+                out,
+                "{}: {} rows, {} requests{}",
+                if v.complete { "complete" } else { "PARTIAL" },
+                v.item_count,
+                v.requests,
+                v.stopped_by
+                    .map(|s| format!(", stopped by {}", s.as_str()))
+                    .unwrap_or_default()
+            )?;
+        }
         writeln!(out, "{}", v.note)?;
         for (key, report) in result.reports() {
             write!(out, "{key}: ")?;

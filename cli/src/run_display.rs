@@ -12,11 +12,13 @@ use dragnet_steps::progress::ProgressEvent;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::out::{say, Out};
-use crate::progress_line::describe;
+use crate::progress_line::{describe, FirstPageHold};
 
 pub struct RunDisplay {
     multi: Option<MultiProgress>,
     bars: Mutex<HashMap<String, ProgressBar>>,
+    /// Each running step's page-one event, until it shows a collection.
+    holds: Mutex<HashMap<String, FirstPageHold>>,
 }
 
 impl RunDisplay {
@@ -33,6 +35,7 @@ impl RunDisplay {
         RunDisplay {
             multi,
             bars: Mutex::new(HashMap::new()),
+            holds: Mutex::new(HashMap::new()),
         }
     }
 
@@ -73,19 +76,45 @@ impl RunObserver for RunDisplay {
     }
 
     fn step_progress(&self, step: &str, event: &ProgressEvent) {
+        let show = match self.holds.lock() {
+            Ok(mut holds) => holds.entry(step.to_string()).or_default().offer(event),
+            Err(_) => vec![event.clone()],
+        };
+        for event in &show {
+            self.show_progress(step, event);
+        }
+    }
+
+    fn step_finished(&self, record: &StepRecord) {
+        let held = self
+            .holds
+            .lock()
+            .ok()
+            .and_then(|mut holds| holds.remove(&record.id))
+            .and_then(|mut hold| hold.finish(!no_collection(record)));
+        if let Some(event) = held {
+            self.show_progress(&record.id, &event);
+        }
+        if let Some(bar) = self.bars.lock().ok().and_then(|mut b| b.remove(&record.id)) {
+            bar.finish_and_clear();
+        }
+        self.say(format!("{}: {}", record.id, status_text(record)));
+    }
+}
+
+impl RunDisplay {
+    fn show_progress(&self, step: &str, event: &ProgressEvent) {
         let text = describe(event);
         match self.bars.lock().ok().and_then(|b| b.get(step).cloned()) {
             Some(bar) => bar.set_message(text),
             None => say(&format!("{step}: {text}")),
         }
     }
+}
 
-    fn step_finished(&self, record: &StepRecord) {
-        if let Some(bar) = self.bars.lock().ok().and_then(|mut b| b.remove(&record.id)) {
-            bar.finish_and_clear();
-        }
-        self.say(format!("{}: {}", record.id, status_text(record)));
-    }
+/// The step's answer had no collection: nothing was walked.
+fn no_collection(r: &StepRecord) -> bool {
+    r.verdict.as_ref().is_some_and(|v| v.no_collection)
 }
 
 fn status_text(r: &StepRecord) -> String {
@@ -133,6 +162,8 @@ pub fn print_summary(record: &RunRecord, out: &mut Out) -> io::Result<()> {
     )?;
     for s in &record.steps {
         let (items, complete, requests) = match &s.verdict {
+            // No collection, no walk: no walk counters.
+            Some(v) if v.no_collection => ("—".into(), "—".into(), "—".into()),
             Some(v) => (
                 v.item_count.to_string(),
                 if v.complete { "yes" } else { "NO" }.to_string(),

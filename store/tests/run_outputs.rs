@@ -67,6 +67,7 @@ fn step(id: &str, output: &str, at: DateTime<Utc>) -> anyhow::Result<StepRecord>
         pages: 0,
         upstream_errors: 0,
         throttled: 0,
+        no_collection: false,
     });
     step.output = Some(dragnet_steps::Document::parse(output.to_string())?);
     Ok(step)

@@ -75,6 +75,7 @@ fn finished_fetch(at: DateTime<Utc>) -> StepRecord {
         pages: 0,
         upstream_errors: 0,
         throttled: 0,
+        no_collection: false,
     });
     let output = r#"{"data":[{"id":1},{"id":2}],"_loop":{"complete":false,"requests":20}}"#;
     step.output = Some(dragnet_steps::Document::parse(output.into()).expect("valid JSON"));

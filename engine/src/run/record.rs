@@ -124,6 +124,10 @@ pub struct StepVerdict {
     pub upstream_errors: u32,
     #[serde(default)]
     pub throttled: u32,
+    /// The answer had no collection (one item-less result, returned
+    /// whole): nothing was walked, so there are no walk counters to show.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_collection: bool,
 }
 
 /// One step of a run.
@@ -254,6 +258,7 @@ mod tests {
             pages: 20,
             upstream_errors: 0,
             throttled: 0,
+            no_collection: false,
         });
         step.output = Document::parse(r#"{"data":[1,2],"_loop":{}}"#.into()).ok();
         step

@@ -3,7 +3,7 @@
 //! its record back. A panic in the step fails that step, named; a task that
 //! ends abnormally anyway is named by the executor through its task id.
 
-use dragnet_steps::Document;
+use dragnet_steps::{Document, Payload};
 use std::any::Any;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -194,6 +194,7 @@ async fn run_tool(
                     pages: result.stats.pages,
                     upstream_errors: result.stats.upstream_errors,
                     throttled: result.stats.throttled,
+                    no_collection: matches!(result.payload, Payload::Single(_)),
                 });
                 record.output = Some(result.workflow_document());
                 record.status = if tool_step::was_cancelled(&result) {
