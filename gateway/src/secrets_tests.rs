@@ -83,14 +83,14 @@ agents:
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("agent.yaml");
     let cfg = config::load_str(&source, &yaml).unwrap_or_else(|d| panic!("{d}"));
     let env = |var: &str| {
-        Some(match var {
+        let value = match var {
             "DRAGNET_MCP_TOKEN_SECRET" => TOKEN_SECRET,
             "DRAGNET_CONNECTIONS_KEY" => CONNECTIONS_KEY,
             "LEAKY_TOKEN" => LEAKY_TOKEN,
             "OTHER_TOKEN" => OTHER_TOKEN,
             _ => return None,
-        })
-        .map(str::to_string)
+        };
+        Some(value.to_string())
     };
     let g = Gateway::start(
         cfg,
