@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use dragnet_engine::run::{LogFuture, RunLog, RunLogError, RunRecord, RunSummary};
+use dragnet_engine::run::{LogFuture, RunLog, RunLogError, RunRecord, RunSummary, TriggerKind};
 use dragnet_steps::http::Secret;
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
@@ -155,8 +155,19 @@ impl ApiClient {
 
 impl RunLog for ApiClient {
     fn list(&self, limit: u32) -> LogFuture<'_, Vec<RunSummary>> {
+        self.list_triggered(limit, None)
+    }
+
+    fn list_triggered(
+        &self,
+        limit: u32,
+        trigger: Option<TriggerKind>,
+    ) -> LogFuture<'_, Vec<RunSummary>> {
         Box::pin(async move {
-            let path = format!("/v1/runs?limit={}", limit.clamp(1, 500));
+            let mut path = format!("/v1/runs?limit={}", limit.clamp(1, 500));
+            if let Some(kind) = trigger {
+                path.push_str(&format!("&trigger={kind}"));
+            }
             let (_, page): (_, Value) = self
                 .json(Method::GET, &path, None, &[])
                 .await

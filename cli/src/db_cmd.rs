@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use dragnet_engine::run::RunLog;
+use dragnet_engine::run::{RunLog, TriggerKind};
 
 use crate::client::{ApiClient, ServerFlags};
 use crate::config::Config;
@@ -27,6 +27,9 @@ pub enum RunsCommand {
     List {
         #[arg(long, default_value_t = 20)]
         limit: u32,
+        /// Only runs started this way: manual, api, schedule or rerun.
+        #[arg(long, value_name = "KIND", value_parser = trigger_kind)]
+        trigger: Option<TriggerKind>,
         #[arg(long)]
         json: bool,
         /// Read a server's runs (of your team) instead of the local store.
@@ -41,6 +44,14 @@ pub enum RunsCommand {
         #[command(flatten)]
         server: ServerFlags,
     },
+}
+
+/// `--trigger`: a kind by name (`cron` is `schedule`).
+fn trigger_kind(text: &str) -> std::result::Result<TriggerKind, String> {
+    TriggerKind::parse(text).ok_or_else(|| {
+        let kinds: Vec<&str> = TriggerKind::ALL.iter().map(|k| k.as_str()).collect();
+        format!("not a trigger kind; give one of {}", kinds.join(", "))
+    })
 }
 
 pub async fn runs(config: &Config, command: RunsCommand, out: &mut Out) -> Result<u8> {
@@ -66,15 +77,20 @@ async fn runs_inner(
     out: &mut Out,
 ) -> Result<u8> {
     match command {
-        RunsCommand::List { limit, json, .. } => {
-            let list = log.list(limit).await?;
+        RunsCommand::List {
+            limit,
+            trigger,
+            json,
+            ..
+        } => {
+            let list = log.list_triggered(limit, trigger).await?;
             if json {
                 let rows: Vec<serde_json::Value> = list
                     .iter()
                     .map(|r| {
                         serde_json::json!({
                             "run_id": r.run_id, "workflow": r.workflow, "status": r.status,
-                            "started_at": r.started_at, "duration_ms": r.duration_ms,
+                            "trigger": r.trigger, "started_at": r.started_at, "duration_ms": r.duration_ms,
                             "steps": r.steps, "failed": r.failed, "skipped": r.skipped,
                         })
                     })
@@ -84,14 +100,15 @@ async fn runs_inner(
             } else {
                 writeln!(
                     out,
-                    "{:<40} {:<24} {:<12} {:>6} {:>9}  started",
-                    "run", "workflow", "status", "steps", "ms"
+                    "{:<40} {:<24} {:<12} {:<9} {:>6} {:>9}  started",
+                    "run", "workflow", "status", "trigger", "steps", "ms"
                 )?;
                 for r in list {
+                    let how = r.trigger.map_or("-", TriggerKind::as_str);
                     writeln!(
                         out,
-                        "{:<40} {:<24} {:<12} {:>6} {:>9}  {}",
-                        r.run_id, r.workflow, r.status, r.steps, r.duration_ms, r.started_at
+                        "{:<40} {:<24} {:<12} {:<9} {:>6} {:>9}  {}",
+                        r.run_id, r.workflow, r.status, how, r.steps, r.duration_ms, r.started_at
                     )?;
                 }
             }
@@ -111,6 +128,30 @@ async fn runs_inner(
     Ok(EXIT_COMPLETE)
 }
 
+/// What started the run, in a line: "trigger: schedule sch_1 for
+/// 2026-12-02T04:00:00Z, fired 2026-12-02T04:00:01Z", "trigger: api by
+/// token:tok_1"; "trigger: not recorded" for runs from before it was kept.
+fn trigger_line(trigger: Option<&serde_json::Value>) -> String {
+    let Some(t) = trigger.filter(|t| t.is_object()) else {
+        return "trigger: not recorded".into();
+    };
+    let text = |k: &str| t.get(k).and_then(|v| v.as_str());
+    let mut line = format!("trigger: {}", text("kind").unwrap_or("-"));
+    if let Some(id) = text("schedule_id") {
+        line.push_str(&format!(" {id}"));
+    }
+    if let Some(at) = text("scheduled_for") {
+        line.push_str(&format!(" for {at}"));
+    }
+    if let Some(at) = text("fired_at") {
+        line.push_str(&format!(", fired {at}"));
+    }
+    if let Some(who) = text("started_by") {
+        line.push_str(&format!(" by {who}"));
+    }
+    line
+}
+
 fn print_run(run: &serde_json::Value, out: &mut Out) -> std::io::Result<()> {
     let s = |v: &serde_json::Value, k: &str| {
         v.get(k).and_then(|x| x.as_str()).unwrap_or("-").to_string()
@@ -128,6 +169,7 @@ fn print_run(run: &serde_json::Value, out: &mut Out) -> std::io::Result<()> {
         s(run, "started_at"),
         s(run, "finished_at")
     )?;
+    writeln!(out, "{}", trigger_line(run.get("trigger")))?;
     for step in run
         .get("steps")
         .and_then(|x| x.as_array())

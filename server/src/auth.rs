@@ -18,13 +18,19 @@ use crate::state::AppState;
 /// What every token's text starts with (so a leaked one is recognisable).
 pub const TOKEN_PREFIX: &str = "dnt_";
 
-/// The caller of a request: a team.
+/// The caller of a request: a team, through one of its tokens (by id).
 #[derive(Debug, Clone)]
-pub struct Caller(pub Team);
+pub struct Caller(pub Team, pub String);
 
 impl Caller {
     pub fn team_id(&self) -> &str {
         &self.0.team_id
+    }
+
+    /// Who a run this caller starts was started by: its token's id, never
+    /// the token.
+    pub fn started_by(&self) -> String {
+        format!("token:{}", self.1)
     }
 }
 
@@ -43,8 +49,8 @@ impl FromRequestParts<AppState> for Caller {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .ok_or(ApiError::MissingToken)?;
-        match state.db().team_of_token(&token_hash(token)).await? {
-            Some(team) => Ok(Caller(team)),
+        match state.db().caller_of_token(&token_hash(token)).await? {
+            Some((team, token_id)) => Ok(Caller(team, token_id)),
             None => Err(ApiError::BadToken),
         }
     }

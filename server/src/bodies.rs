@@ -154,6 +154,9 @@ impl RunCreated {
 pub struct RunItem {
     pub run_id: String,
     pub workflow: String,
+    /// How it was started: manual, api, schedule or rerun (null on runs
+    /// recorded before this was kept).
+    pub trigger: Option<String>,
     pub status: String,
     pub started_at: DateTime<Utc>,
     pub duration_ms: u64,
@@ -190,6 +193,26 @@ pub struct RunRecordBody {
     pub inputs: serde_json::Value,
     pub steps: Vec<StepRecordBody>,
     pub workflow_version: Option<i64>,
+    /// What started it (null on runs recorded before this was kept).
+    pub trigger: Option<TriggerBody>,
+}
+
+/// What started a run (the engine's `RunTrigger`).
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct TriggerBody {
+    /// manual (`dragnet run`), api (the API, `dragnet trigger`, the UI's
+    /// Run form), schedule (a cron tick) or rerun.
+    #[schema(pattern = "^(manual|api|schedule|rerun)$")]
+    pub kind: String,
+    /// The tick a scheduled run is for.
+    pub scheduled_for: Option<DateTime<Utc>>,
+    /// When the scheduler fired it.
+    pub fired_at: Option<DateTime<Utc>>,
+    pub schedule_id: Option<String>,
+    /// `token:<token id>` of the team token that started it (never the
+    /// token); null for a scheduled or local run.
+    pub started_by: Option<String>,
 }
 
 /// A step as recorded.

@@ -131,6 +131,7 @@ pub async fn start(
         idempotency,
         launch: Some(&launch_record),
         claim: state.claim_on_submit(),
+        trigger: run::RunTrigger::from_value(&trigger).map(|t| t.by(Some(caller.started_by()))),
     };
     let lease = new_run.lease();
     let submitted = db.submit_run(new_run, &owner, now).await?;
@@ -300,6 +301,7 @@ pub async fn rerun(
         idempotency: None,
         launch: Some(&launch_record),
         claim: state.claim_on_submit(),
+        trigger: run::RunTrigger::from_value(&trigger).map(|t| t.by(Some(caller.started_by()))),
     };
     let lease = new_run.lease();
     db.submit_run(new_run, &RunOwner::this_process(), now)
@@ -601,6 +603,8 @@ fn unstarted(
         finished_at: Some(now),
         duration_ms: 0,
         inputs,
+        // The row written at submit keeps what started it.
+        trigger: None,
         steps: wf
             .steps
             .iter()

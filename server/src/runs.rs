@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use base64::Engine as _;
 use chrono::DateTime;
-use dragnet_engine::run::{RunRecord, RunStatus};
+use dragnet_engine::run::{RunRecord, RunStatus, TriggerKind};
 use dragnet_store::RunFilter;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -110,6 +110,9 @@ pub struct ListParams {
     /// Only runs with this status.
     #[param(value_type = Option<String>, pattern = "^(running|succeeded|partial|failed|cancelled|interrupted)$")]
     pub status: Option<RunStatus>,
+    /// Only runs started this way (`cron` is `schedule`).
+    #[param(value_type = Option<String>, pattern = "^(manual|api|schedule|cron|rerun)$")]
+    pub trigger: Option<String>,
     /// Runs per page, 1 to 500 (default 50).
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
@@ -140,10 +143,16 @@ pub async fn list(
     if !params.workflow.as_deref().is_none_or(storable) {
         return Err(ApiError::bad_request("workflow", "not a workflow name"));
     }
+    let trigger = params
+        .trigger
+        .as_deref()
+        .map(|t| TriggerKind::parse(t).ok_or_else(|| bad_trigger(t)))
+        .transpose()?;
     let filter = RunFilter {
         team_id: Some(caller.team_id().to_string()),
         workflow: params.workflow,
         status: params.status,
+        trigger,
         before: params.cursor.as_deref().map(decode_cursor).transpose()?,
         since: None,
     };
@@ -155,6 +164,7 @@ pub async fn list(
         .map(|r| RunItem {
             run_id: r.run_id,
             workflow: r.workflow,
+            trigger: r.trigger.map(|k| k.as_str().to_string()),
             status: r.status.as_str().to_string(),
             started_at: r.started_at,
             duration_ms: r.duration_ms,
@@ -172,6 +182,19 @@ pub async fn list(
         false => None,
     };
     Ok(Json(RunList { runs, next_cursor }).into_response())
+}
+
+/// `?trigger=` naming no kind.
+pub(crate) fn bad_trigger(given: &str) -> ApiError {
+    let kinds: Vec<&str> = TriggerKind::ALL.iter().map(|k| k.as_str()).collect();
+    ApiError::bad_request(
+        "trigger",
+        format!(
+            "`{}` is not a trigger kind; give one of {}",
+            given.escape_default(),
+            kinds.join(", ")
+        ),
+    )
 }
 
 pub(crate) fn encode_cursor(at_ms: i64, run_id: &str) -> String {

@@ -285,6 +285,7 @@ async fn fire(
         idempotency: None,
         launch: Some(&launch_record),
         claim: state.claim_on_submit(),
+        trigger: dragnet_engine::run::RunTrigger::from_value(&trigger),
     };
     let lease = new_run.lease();
     let owner = RunOwner::this_process();

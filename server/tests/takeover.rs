@@ -172,6 +172,7 @@ async fn a_claimed_run_that_cannot_start_is_recorded_failed_once(db: Db) -> Resu
             idempotency: None,
             launch: None,
             claim: None,
+            trigger: None,
         },
         &dragnet_store::RunOwner::this_process(),
         chrono::Utc::now(),

@@ -28,7 +28,7 @@ pub struct TokenInfo {
 
 const TEAM_BY_NAME: &str = "SELECT team_id, name, created_at FROM teams WHERE name = $1";
 
-const TEAM_OF_TOKEN: &str = "SELECT t.team_id, t.name, t.created_at FROM api_tokens k \
+const TEAM_OF_TOKEN: &str = "SELECT t.team_id, t.name, t.created_at, k.token_id FROM api_tokens k \
      JOIN teams t ON t.team_id = k.team_id WHERE k.token_hash = $1 AND k.revoked_at IS NULL";
 
 const TOKENS: &str = "SELECT k.token_id, t.name, k.created_at, k.revoked_at FROM api_tokens k \
@@ -88,6 +88,27 @@ impl Db {
     /// The team holding the live (not revoked) token whose hash is `hash`.
     pub async fn team_of_token(&self, hash: &str) -> Result<Option<Team>> {
         self.one_team(TEAM_OF_TOKEN, hash, "tokens.team").await
+    }
+
+    /// The same with the token's id (what a run it starts records as
+    /// having started it; never the token).
+    pub async fn caller_of_token(&self, hash: &str) -> Result<Option<(Team, String)>> {
+        with_pool!(self, |pool, T| {
+            let row = sqlx::query(TEAM_OF_TOKEN)
+                .bind(hash)
+                .fetch_optional(pool)
+                .await
+                .map_err(Error::query(self.backend(), "tokens.team"))?;
+            row.map(|row| {
+                let team = Team {
+                    team_id: col(&row, "team_id")?,
+                    name: col(&row, "name")?,
+                    created_at: T::dec(col(&row, "created_at")?)?,
+                };
+                Ok((team, col(&row, "token_id")?))
+            })
+            .transpose()
+        })
     }
 
     async fn one_team(&self, sql: &str, arg: &str, op: &'static str) -> Result<Option<Team>> {

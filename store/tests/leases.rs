@@ -59,6 +59,7 @@ async fn submit(
         idempotency: None,
         launch: None,
         claim: claimer.map(|c| (c, length(1_000))),
+        trigger: None,
     };
     db.submit_run(run.clone(), &RunOwner::this_process(), now())
         .await?;
@@ -146,6 +147,7 @@ fn record(run_id: &str) -> RunRecord {
             StepRecord::pending("first", StepType::Tool),
             StepRecord::pending("second", StepType::Tool),
         ],
+        trigger: None,
     }
 }
 

@@ -92,6 +92,7 @@ fn run(run_id: &str, at: DateTime<Utc>, running: bool) -> anyhow::Result<RunReco
             step("fetch", &output_text(50), at)?,
             step("sum", "[1, 2]", at)?,
         ],
+        trigger: None,
     })
 }
 

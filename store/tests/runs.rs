@@ -55,6 +55,7 @@ fn record(run_id: &str, started_at: DateTime<Utc>) -> RunRecord {
             StepRecord::pending("decide", StepType::Branch),
             StepRecord::pending("report", StepType::Tool),
         ],
+        trigger: None,
     }
 }
 

@@ -38,6 +38,7 @@ fn tick<'a>(run_id: &'a str, inputs: &'a serde_json::Value, second: i64) -> Tick
             idempotency: None,
             launch: None,
             claim: None,
+            trigger: None,
         }),
     }
 }

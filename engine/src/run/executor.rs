@@ -71,6 +71,7 @@ pub async fn run(
             .iter()
             .map(|s| StepRecord::pending(s.id.as_str(), kind_name(s)))
             .collect(),
+        trigger: super::trigger::RunTrigger::from_value(&options.trigger),
     };
     let shared = Arc::new(Shared {
         workflow: workflow.clone(),

@@ -19,6 +19,13 @@ pub type LogFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, RunLogError>> 
 pub trait RunLog: Send + Sync {
     /// The `limit` most recent runs, newest first.
     fn list(&self, limit: u32) -> LogFuture<'_, Vec<RunSummary>>;
+    /// The `limit` most recent runs started `trigger`'s way (any way when
+    /// `None`), newest first.
+    fn list_triggered(
+        &self,
+        limit: u32,
+        trigger: Option<super::trigger::TriggerKind>,
+    ) -> LogFuture<'_, Vec<RunSummary>>;
     /// Run `run_id` with its steps in workflow order, or `None`.
     fn get<'a>(&'a self, run_id: &'a str) -> LogFuture<'a, Option<RunRecord>>;
 }
@@ -34,6 +41,9 @@ pub struct RunSummary {
     pub steps: u64,
     pub failed: u64,
     pub skipped: u64,
+    /// How it was started (null on runs recorded before this was kept).
+    #[serde(default)]
+    pub trigger: Option<super::trigger::TriggerKind>,
 }
 
 /// The log could not be read; the source is the implementation's own error.

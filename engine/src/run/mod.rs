@@ -13,6 +13,7 @@ mod step_error;
 mod step_task;
 mod template;
 mod tool_step;
+pub mod trigger;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ pub use log::{LogFuture, RunLog, RunLogError, RunSummary};
 pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict};
 pub use runner::{CallFuture, LoopLayer, ToolRunner};
 pub use step_error::{InputError, ProviderError, StepError};
+pub use trigger::{RunTrigger, TriggerKind};
 
 /// Reads an environment variable (injected so tests and servers decide).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;

@@ -187,6 +187,9 @@ pub struct RunRecord {
     pub duration_ms: u64,
     pub inputs: Value,
     pub steps: Vec<StepRecord>,
+    /// What started it (null on runs recorded before this was kept).
+    #[serde(default)]
+    pub trigger: Option<super::trigger::RunTrigger>,
 }
 
 impl RunRecord {
@@ -279,6 +282,7 @@ mod tests {
                 finished(Some(StopReason::WallClock)),
                 StepRecord::pending("gate", StepType::Branch),
             ],
+            trigger: None,
         };
         let text = serde_json::to_string(&run).unwrap_or_default();
         let back: RunRecord = serde_json::from_str(&text).expect("it reads back");

@@ -18,6 +18,7 @@ pub mod html;
 pub mod output;
 pub mod pages;
 pub mod secrets;
+mod trigger;
 
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
@@ -113,9 +114,9 @@ impl FromRequestParts<AppState> for UiCaller {
         let Some(token) = session_token(&parts.headers) else {
             return Err(see_other("/ui/sign-in"));
         };
-        match state.db().team_of_token(&token_hash(&token)).await {
-            Ok(Some(team)) => Ok(UiCaller {
-                caller: Caller(team),
+        match state.db().caller_of_token(&token_hash(&token)).await {
+            Ok(Some((team, token_id))) => Ok(UiCaller {
+                caller: Caller(team, token_id),
                 csrf: csrf_of(&token),
             }),
             Ok(None) => Err(see_other("/ui/sign-in")),
@@ -293,6 +294,8 @@ fn forbidden() -> Response {
 pub struct RunsQuery {
     workflow: Option<String>,
     status: Option<String>,
+    /// How they were started (manual, api, schedule, rerun).
+    trigger: Option<String>,
     /// Runs started on or after this day (`YYYY-MM-DD`, UTC).
     since: Option<String>,
     after: Option<String>,
@@ -316,6 +319,10 @@ async fn runs_page(
             ))
             .ok()
         });
+    let triggered = query
+        .trigger
+        .as_deref()
+        .and_then(dragnet_engine::run::TriggerKind::parse);
     let before = query
         .after
         .as_deref()
@@ -328,6 +335,7 @@ async fn runs_page(
         team_id: Some(caller.caller.team_id().to_string()),
         workflow: workflow.clone(),
         status,
+        trigger: triggered,
         before,
         since: since_day
             .and_then(|d| d.and_hms_opt(0, 0, 0))
@@ -363,21 +371,24 @@ async fn runs_page(
         "<h1>Runs</h1><form method=\"get\" action=\"/ui/runs\" class=\"filters\">\
          <label for=\"workflow\">Workflow</label> <input id=\"workflow\" name=\"workflow\" value=\"{wf}\"> \
          <label for=\"status\">Status</label> <select id=\"status\" name=\"status\">{options}</select> \
+         <label for=\"trigger\">Trigger</label> <select id=\"trigger\" name=\"trigger\">{triggers}</select> \
          <label for=\"since\">Since</label> <input id=\"since\" name=\"since\" type=\"date\" value=\"{since}\"> \
          <button type=\"submit\">Filter</button></form>",
         wf = esc(workflow.as_deref().unwrap_or_default()),
         since = since_day.map(|d| d.to_string()).unwrap_or_default(),
+        triggers = trigger::options(triggered),
     );
     if runs.is_empty() {
         body.push_str("<p>No runs.</p>");
     } else {
-        body.push_str("<table><thead><tr><th>Run</th><th>Workflow</th><th>Status</th><th>Started</th><th>Steps</th></tr></thead><tbody>");
+        body.push_str("<table><thead><tr><th>Run</th><th>Workflow</th><th>Status</th><th>Trigger</th><th>Started</th><th>Steps</th></tr></thead><tbody>");
         for r in &runs {
             body.push_str(&format!(
-                "<tr><td><a href=\"/ui/runs/{id}\">{id}</a></td><td>{wf}</td><td>{status}</td><td>{at}</td><td>{steps}</td></tr>",
+                "<tr><td><a href=\"/ui/runs/{id}\">{id}</a></td><td>{wf}</td><td>{status}</td><td>{how}</td><td>{at}</td><td>{steps}</td></tr>",
                 id = esc(&r.run_id),
                 wf = esc(&r.workflow),
                 status = badge(r.status.as_str()),
+                how = trigger::cell(r.trigger),
                 at = esc(&r.started_at.format("%Y-%m-%d %H:%M:%S UTC").to_string()),
                 steps = r.steps,
             ));
@@ -392,6 +403,9 @@ async fn runs_page(
         }
         if let Some(s) = status {
             next.push_str(&format!("&status={}", s.as_str()));
+        }
+        if let Some(t) = triggered {
+            next.push_str(&format!("&trigger={}", t.as_str()));
         }
         if let Some(d) = since_day {
             next.push_str(&format!("&since={d}"));
@@ -432,6 +446,7 @@ async fn run_page(
         wf = esc(&record.workflow),
         status = badge(record.status.as_str())
     );
+    body.push_str(&trigger::line(record.trigger.as_ref()));
     if matches!(record.status.as_str(), "running" | "queued") {
         body.push_str(&format!(
             "<form method=\"post\" action=\"/ui/runs/{id}/cancel\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\

@@ -10,7 +10,8 @@ use dragnet_steps::Document;
 
 use chrono::{DateTime, Utc};
 use dragnet_engine::run::{
-    LogFuture, RunLog, RunLogError, RunRecord, RunStatus, RunSummary, StepRecord, StepVerdict,
+    LogFuture, RunLog, RunLogError, RunRecord, RunStatus, RunSummary, RunTrigger, StepRecord,
+    StepVerdict, TriggerKind,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -22,7 +23,7 @@ use crate::error::{Error, Result};
 /// The columns of a listing: a run's row and counts of its steps.
 macro_rules! list_select {
     () => {
-        "SELECT r.run_id, r.workflow, r.status, r.started_at, r.duration_ms, \
+        "SELECT r.run_id, r.workflow, r.status, r.started_at, r.duration_ms, r.trigger_kind, \
          (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id) AS steps, \
          (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id AND s.status = 'failed') AS failed, \
          (SELECT COUNT(*) FROM run_steps s WHERE s.run_id = r.run_id AND s.status = 'skipped') AS skipped \
@@ -43,6 +44,8 @@ pub struct RunFilter {
     pub team_id: Option<String>,
     pub workflow: Option<String>,
     pub status: Option<RunStatus>,
+    /// Only runs started this way.
+    pub trigger: Option<TriggerKind>,
     /// Only runs listed after this one (started at, run id): the cursor of
     /// the page before.
     pub before: Option<(DateTime<Utc>, String)>,
@@ -68,6 +71,9 @@ impl RunFilter {
         if self.status.is_some() {
             conditions.push(format!("r.status = ${}", next()));
         }
+        if self.trigger.is_some() {
+            conditions.push(format!("r.trigger_kind = ${}", next()));
+        }
         if self.since.is_some() {
             conditions.push(format!("r.started_at >= ${}", next()));
         }
@@ -90,7 +96,8 @@ impl RunFilter {
 }
 
 const RUN: &str = "SELECT run_id, workflow, source, status, inputs, started_at, finished_at, \
-     duration_ms FROM runs WHERE run_id = $1";
+     duration_ms, trigger_kind, trigger_scheduled_for, trigger_fired_at, trigger_schedule_id, \
+     started_by FROM runs WHERE run_id = $1";
 
 const STEPS: &str = "SELECT id, kind, status, reason, started_at, finished_at, duration_ms, \
      attempts, verdict, output, output_packed, output_bytes FROM run_steps WHERE run_id = $1 \
@@ -121,6 +128,9 @@ impl Db {
             if let Some(status) = filter.status {
                 query = query.bind(status.as_str());
             }
+            if let Some(kind) = filter.trigger {
+                query = query.bind(kind.as_str());
+            }
             if let Some(since) = filter.since {
                 query = query.bind(T::enc(since));
             }
@@ -143,6 +153,7 @@ impl Db {
                         steps: to_u64(col(row, "steps")?, "step count")?,
                         failed: to_u64(col(row, "failed")?, "step count")?,
                         skipped: to_u64(col(row, "skipped")?, "step count")?,
+                        trigger: trigger_kind(col(row, "trigger_kind")?)?,
                     })
                 })
                 .collect()
@@ -205,6 +216,16 @@ impl Db {
                 inputs: json::<Value>(Some(col(&row, "inputs")?), "run inputs")?
                     .unwrap_or(Value::Null),
                 steps,
+                trigger: match trigger_kind(col(&row, "trigger_kind")?)? {
+                    None => None,
+                    Some(kind) => Some(RunTrigger {
+                        kind,
+                        scheduled_for: T::dec_opt(col(&row, "trigger_scheduled_for")?)?,
+                        fired_at: T::dec_opt(col(&row, "trigger_fired_at")?)?,
+                        schedule_id: col(&row, "trigger_schedule_id")?,
+                        started_by: col(&row, "started_by")?,
+                    }),
+                },
             }))
         })
     }
@@ -215,9 +236,36 @@ impl RunLog for Db {
         Box::pin(async move { self.list_runs(limit).await.map_err(RunLogError::new) })
     }
 
+    fn list_triggered(
+        &self,
+        limit: u32,
+        trigger: Option<TriggerKind>,
+    ) -> LogFuture<'_, Vec<RunSummary>> {
+        let filter = RunFilter {
+            trigger,
+            ..RunFilter::default()
+        };
+        Box::pin(async move {
+            self.list_runs_where(&filter, limit)
+                .await
+                .map_err(RunLogError::new)
+        })
+    }
+
     fn get<'a>(&'a self, run_id: &'a str) -> LogFuture<'a, Option<RunRecord>> {
         Box::pin(async move { self.get_run(run_id).await.map_err(RunLogError::new) })
     }
+}
+
+/// A stored trigger kind (NULL on rows from before it was kept).
+fn trigger_kind(stored: Option<String>) -> Result<Option<TriggerKind>> {
+    stored
+        .map(|k| {
+            TriggerKind::parse(&k).ok_or(Error::BadValue {
+                what: "trigger kind",
+            })
+        })
+        .transpose()
 }
 
 /// A status or kind back from the snake_case name it was stored by.
@@ -314,12 +362,13 @@ mod listing {
     use super::LIST;
     use crate::{Db, RunOwner};
 
-    const COLUMNS: [&str; 8] = [
+    const COLUMNS: [&str; 9] = [
         "run_id",
         "workflow",
         "status",
         "started_at",
         "duration_ms",
+        "trigger_kind",
         "steps",
         "failed",
         "skipped",
@@ -343,6 +392,7 @@ mod listing {
             duration_ms: 5,
             inputs: serde_json::json!({}),
             steps: vec![step, StepRecord::pending("next", StepType::Tool)],
+            trigger: None,
         };
         let owner = RunOwner {
             host: "h".into(),

@@ -20,15 +20,19 @@ pub const IDEMPOTENCY_WINDOW: Duration = Duration::hours(24);
 pub(crate) const INSERT_RUN_PG: &str =
     "INSERT INTO runs (run_id, workflow, source, status, inputs, \
      started_at, duration_ms, host, pid, heartbeat_at, team_id, workflow_version, launch, \
-     attempt, lease_owner, lease_expires_at) \
+     attempt, lease_owner, lease_expires_at, \
+     trigger_kind, trigger_scheduled_for, trigger_fired_at, trigger_schedule_id, started_by) \
      VALUES ($1, $2, $3, 'queued', $4, $5, 0, $6, $7, $5, $8, $9, $10, $11, $12, \
-     CASE WHEN $13::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $13::float8) END)";
+     CASE WHEN $13::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $13::float8) END, \
+     $14, $15, $16, $17, $18)";
 pub(crate) const INSERT_RUN_SQLITE: &str = "INSERT INTO runs (run_id, workflow, source, status, \
      inputs, started_at, duration_ms, host, pid, heartbeat_at, team_id, workflow_version, launch, \
-     attempt, lease_owner, lease_expires_at) \
+     attempt, lease_owner, lease_expires_at, \
+     trigger_kind, trigger_scheduled_for, trigger_fired_at, trigger_schedule_id, started_by) \
      VALUES ($1, $2, $3, 'queued', $4, $5, 0, $6, $7, $5, $8, $9, $10, $11, $12, \
      CASE WHEN $13 IS NULL THEN NULL \
-     ELSE CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + $13 END)";
+     ELSE CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + $13 END, \
+     $14, $15, $16, $17, $18)";
 
 /// Writes the row of `$run` (a `NewRun`) in transaction `$tx` of `$db`,
 /// timestamps through the backend's codec `$T`.
@@ -58,6 +62,16 @@ macro_rules! insert_run {
             .bind(if $run.claim.is_some() { 1_i64 } else { 0_i64 })
             .bind($run.claim.as_ref().map(|(o, _)| o.to_string()))
             .bind(length)
+            .bind($run.trigger.as_ref().map(|t| t.kind.as_str()))
+            .bind(
+                $run.trigger
+                    .as_ref()
+                    .and_then(|t| t.scheduled_for)
+                    .map($T::enc),
+            )
+            .bind($run.trigger.as_ref().and_then(|t| t.fired_at).map($T::enc))
+            .bind($run.trigger.as_ref().and_then(|t| t.schedule_id.clone()))
+            .bind($run.trigger.as_ref().and_then(|t| t.started_by.clone()))
             .execute(&mut *$tx)
             .await
     }};
@@ -89,6 +103,9 @@ pub struct NewRun<'a> {
     /// Claimed by the submitting process as it is written: its lease
     /// owner and the lease's length (the run's first attempt is 1).
     pub claim: Option<(&'a str, LeaseLength)>,
+    /// What started it (its kind, tick, schedule and who asked), kept in
+    /// the row's trigger columns.
+    pub trigger: Option<dragnet_engine::run::RunTrigger>,
 }
 
 impl NewRun<'_> {

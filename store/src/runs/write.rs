@@ -13,14 +13,22 @@ use crate::codec;
 use crate::db::{to_i64, with_pool, BeginWrite, Db, Stamp};
 use crate::error::{Error, Result};
 
+/// What started the run is written by the first write of its row (a
+/// server's submit, which knows who asked) and kept by later ones.
 const UPSERT_RUN: &str = "INSERT INTO runs \
-     (run_id, workflow, source, status, inputs, started_at, finished_at, duration_ms, host, pid, heartbeat_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+     (run_id, workflow, source, status, inputs, started_at, finished_at, duration_ms, host, pid, heartbeat_at, \
+      trigger_kind, trigger_scheduled_for, trigger_fired_at, trigger_schedule_id, started_by) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
      ON CONFLICT (run_id) DO UPDATE SET \
      workflow = excluded.workflow, source = excluded.source, status = excluded.status, \
      inputs = excluded.inputs, started_at = excluded.started_at, finished_at = excluded.finished_at, \
      duration_ms = excluded.duration_ms, host = excluded.host, pid = excluded.pid, \
-     heartbeat_at = excluded.heartbeat_at";
+     heartbeat_at = excluded.heartbeat_at, \
+     trigger_kind = COALESCE(runs.trigger_kind, excluded.trigger_kind), \
+     trigger_scheduled_for = COALESCE(runs.trigger_scheduled_for, excluded.trigger_scheduled_for), \
+     trigger_fired_at = COALESCE(runs.trigger_fired_at, excluded.trigger_fired_at), \
+     trigger_schedule_id = COALESCE(runs.trigger_schedule_id, excluded.trigger_schedule_id), \
+     started_by = COALESCE(runs.started_by, excluded.started_by)";
 
 const UPSERT_STEP: &str = "INSERT INTO run_steps \
      (run_id, idx, id, kind, status, reason, started_at, finished_at, duration_ms, attempts, verdict, \
@@ -195,6 +203,7 @@ impl Db {
             }
         }
         let op = || Error::query(self.backend(), "runs.write");
+        let trigger = run.trigger.as_ref();
         with_pool!(self, |pool, T| {
             let mut tx = pool.begin_write().await.map_err(op())?;
             pass_fence!(self, tx, lease, op());
@@ -210,6 +219,11 @@ impl Db {
                 .bind(&owner.host)
                 .bind(row.pid)
                 .bind(T::enc(heartbeat_at))
+                .bind(trigger.map(|t| t.kind.as_str()))
+                .bind(trigger.and_then(|t| t.scheduled_for).map(T::enc))
+                .bind(trigger.and_then(|t| t.fired_at).map(T::enc))
+                .bind(trigger.and_then(|t| t.schedule_id.as_deref()))
+                .bind(trigger.and_then(|t| t.started_by.as_deref()))
                 .execute(&mut *tx)
                 .await
                 .map_err(op())?;

@@ -1,0 +1,10 @@
+-- What started a run (issue 21): its kind (manual, api, schedule, rerun),
+-- the tick a scheduled run was for and when it fired (milliseconds since
+-- the epoch), its schedule, and who started it (a team token's name, never
+-- the token). NULL on rows written before this.
+ALTER TABLE runs ADD COLUMN trigger_kind TEXT;
+ALTER TABLE runs ADD COLUMN trigger_scheduled_for INTEGER;
+ALTER TABLE runs ADD COLUMN trigger_fired_at INTEGER;
+ALTER TABLE runs ADD COLUMN trigger_schedule_id TEXT;
+ALTER TABLE runs ADD COLUMN started_by TEXT;
+CREATE INDEX IF NOT EXISTS runs_trigger_kind ON runs (trigger_kind, started_at DESC, run_id DESC);
