@@ -10,15 +10,20 @@
 //! point onward, short pages, a cursor given back again, an API that
 //! ignores the cursor, a cursor that expires (400), transient and
 //! persistent errors, malformed pages, next URLs on another origin, and
-//! small bounds or bounds set exactly where the walk ends. It answers
-//! through the same `Upstream` seam the HTTP client uses (`send`,
-//! `link_target`, `send_link`).
+//! small bounds or bounds set exactly where the walk ends, and totals in
+//! the body — right, or lying low (a count of the page, a cap below the
+//! rows, a stale one): a cursor walk ends only where the API says no next
+//! page follows, whatever a total says (SPEC §3.3, §3.8). Some calls are
+//! not walked (one page): a complete verdict means every row there too.
+//! It answers through the same `Upstream` seam the HTTP client uses
+//! (`send`, `link_target`, `send_link`).
 //!
 //! One contract is assumed of the upstream, since no walker can see past
 //! it: a cursor it gives leads to the rows right after the page (it never
 //! skips rows), and it says there is no next page only at the end.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use bytes::Bytes;
@@ -26,8 +31,9 @@ use dragnet_steps::http::{LinkRefused, RawResponse, Upstream};
 use dragnet_steps::looping::cursor::{CursorPaging, NextSource};
 use dragnet_steps::looping::detect::{PagingParam, Walkability};
 use dragnet_steps::tool::{Method, Param, ParamLocation};
-use dragnet_steps::{Tool, UpstreamError};
+use dragnet_steps::{LoopOptions, Runtime, Tool, ToolCall, UpstreamError};
 use proptest::prelude::*;
+use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::{json, Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -53,6 +59,20 @@ enum Fault {
     Foreign,
 }
 
+/// The total a page declares (body styles; a `Link`-header page is a bare
+/// array and declares none).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Total {
+    Absent,
+    Correct,
+    /// The rows on the page.
+    PageCount,
+    /// At most this many, however many rows.
+    Capped(usize),
+    /// This much below the truth.
+    Stale(usize),
+}
+
 /// A bound set exactly to what the walk needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum OnEnd {
@@ -74,6 +94,9 @@ struct Behaviour {
     max_pages: u32,
     max_items: usize,
     max_requests: u32,
+    total: Total,
+    /// Every page walked (`_all_pages`), or one page asked for.
+    walked: bool,
 }
 
 struct Sim {
@@ -150,7 +173,14 @@ impl Sim {
             true => format!("http://elsewhere/list?after={c}"),
             false => format!("/list?after={c}"),
         };
-        let (body, link) = match b.style {
+        let total = match b.total {
+            Total::Absent => None,
+            Total::Correct => Some(b.rows),
+            Total::PageCount => Some(items.len()),
+            Total::Capped(c) => Some(b.rows.min(c)),
+            Total::Stale(d) => Some(b.rows.saturating_sub(d)),
+        };
+        let (mut body, link) = match b.style {
             Style::BodyCursor => (json!({"data": items, "next_cursor": next}), None),
             Style::LastItem => {
                 // The last item's id is the cursor: Stripe's `starting_after`.
@@ -165,6 +195,9 @@ impl Sim {
                 next.as_deref().map(|c| format!("{ORIGIN}{}", url(c))),
             ),
         };
+        if let (Some(total), Value::Object(page)) = (total, &mut body) {
+            page.insert("total".into(), json!(total));
+        }
         ok(Bytes::from(body.to_string()), link)
     }
 }
@@ -292,13 +325,34 @@ fn tool(b: &Behaviour) -> Tool {
     }
 }
 
-fn behaviour() -> impl Strategy<Value = Behaviour> {
+/// Totals of every kind.
+fn any_total() -> BoxedStrategy<Total> {
+    prop_oneof![Just(Total::Absent), Just(Total::Correct), lying_total()].boxed()
+}
+
+/// Totals below the truth: a count of the page, a cap, a stale one.
+fn lying_total() -> BoxedStrategy<Total> {
+    prop_oneof![
+        Just(Total::PageCount),
+        (1usize..300).prop_map(Total::Capped),
+        (1usize..40).prop_map(Total::Stale),
+    ]
+    .boxed()
+}
+
+fn behaviour_with(
+    total: BoxedStrategy<Total>,
+    link_header: bool,
+) -> impl Strategy<Value = Behaviour> {
     let style = prop_oneof![
         Just(Style::BodyCursor),
         Just(Style::LastItem),
         Just(Style::NextUrl),
         Just(Style::LinkHeader),
-    ];
+    ]
+    .prop_filter("a style whose body can declare a total", move |s| {
+        link_header || *s != Style::LinkHeader
+    });
     let fault = prop_oneof![
         3 => Just(None),
         2 => (
@@ -331,9 +385,16 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
         ),
         fault,
         ((1u32..30, 1usize..400, 1u32..40), on_end),
+        (total, proptest::bool::weighted(0.85)),
     )
         .prop_map(
-            |((rows, style, size), (empty_page, short_page), fault, (bounds, on_end))| {
+            |(
+                (rows, style, size),
+                (empty_page, short_page),
+                fault,
+                (bounds, on_end),
+                (total, walked),
+            )| {
                 let (max_pages, max_items, max_requests) = bounds;
                 // Stripe's cursor is the last item: an empty page has none.
                 let empty_page = empty_page.filter(|_| style != Style::LastItem);
@@ -347,6 +408,8 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
                     max_pages,
                     max_items,
                     max_requests,
+                    total,
+                    walked,
                 };
                 if let Some(on_end) = on_end {
                     let pages = pages_needed(&b);
@@ -385,7 +448,26 @@ fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
         served_faults: Mutex::new(HashMap::new()),
     };
     let limits = dragnet_e2e::sim_limits(b.max_pages, b.max_items, b.max_requests);
-    dragnet_e2e::walk_ids(&tool(b), &sim, limits)
+    if b.walked {
+        return dragnet_e2e::walk_ids(&tool(b), &sim, limits);
+    }
+    let tool = tool(b);
+    let call = ToolCall {
+        tool: &tool,
+        arguments: Map::new(),
+        options: LoopOptions::default(),
+        limits,
+        cache: None,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a runtime");
+    let result = rt
+        .block_on(dragnet_steps::execute(call, &sim, &Runtime::quiet()))
+        .ok()?;
+    Some((result.verdict.complete, dragnet_e2e::ids(&result)))
 }
 
 /// Whether every page came back as it should have (no fault that fired).
@@ -405,17 +487,59 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
     #[test]
-    fn a_complete_cursor_walk_has_exactly_the_upstreams_rows(b in behaviour()) {
-        if let Some((complete, ids)) = run(&b) {
-            let want: Vec<i64> = (0..b.rows as i64).collect();
-            if complete {
-                prop_assert_eq!(&ids, &want, "complete verdict without exactly the rows: {:?}", b);
-            }
-            if ids == want && answered_well(&b) {
-                prop_assert!(complete, "every row, the end said, but partial: {:?}", b);
-            }
+    fn a_complete_cursor_walk_has_exactly_the_upstreams_rows(b in behaviour_with(any_total(), true)) {
+        check(&b)?;
+    }
+}
+
+/// Property 1 of a call; property 2 too when it walked.
+fn check(b: &Behaviour) -> Result<(), TestCaseError> {
+    if let Some((complete, ids)) = run(b) {
+        let want: Vec<i64> = (0..b.rows as i64).collect();
+        if complete {
+            prop_assert_eq!(
+                &ids,
+                &want,
+                "complete verdict without exactly the rows: {:?}",
+                b
+            );
+        }
+        if b.walked && ids == want && answered_well(b) {
+            prop_assert!(complete, "every row, the end said, but partial: {:?}", b);
         }
     }
+    Ok(())
+}
+
+/// The same properties over totals that lie low only, in the styles whose
+/// body carries them: 5,000 cases of these shapes, counted.
+#[test]
+fn totals_below_the_truth_never_end_a_cursor_walk() {
+    let counted = AtomicUsize::new(0);
+    let config = ProptestConfig {
+        cases: 5000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let result = runner.run(&behaviour_with(lying_total(), false), |b| {
+        let lies = matches!(
+            b.total,
+            Total::PageCount | Total::Capped(_) | Total::Stale(_)
+        );
+        if lies && b.style != Style::LinkHeader {
+            counted.fetch_add(1, Ordering::Relaxed);
+        }
+        check(&b)
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let counted = counted.into_inner();
+    assert!(
+        counted >= 5000,
+        "only {counted} cases of totals below the truth"
+    );
 }
 
 /// The generator does produce complete and partial walks of every style.
@@ -437,6 +561,8 @@ fn every_style_walks_complete_and_every_fault_stops_it() {
             max_pages: 20,
             max_items: 5000,
             max_requests: 60,
+            total: Total::Absent,
+            walked: true,
         };
         let (complete, ids) = run(&base).unwrap();
         assert!(complete, "{style:?}");
@@ -477,5 +603,22 @@ fn every_style_walks_complete_and_every_fault_stops_it() {
             ..base.clone()
         };
         assert_eq!(run(&bounded).map(|r| r.0), Some(false), "{style:?}");
+        // Totals below the truth on every page change nothing; one page,
+        // with a next page said to follow, is not all whatever its total.
+        for total in [Total::PageCount, Total::Capped(20), Total::Stale(30)] {
+            let lying = Behaviour {
+                total,
+                ..base.clone()
+            };
+            let (complete, ids) = run(&lying).unwrap();
+            assert!(complete, "{style:?} {total:?}");
+            assert_eq!(ids, (0..95).collect::<Vec<i64>>(), "{style:?} {total:?}");
+            let one = Behaviour {
+                walked: false,
+                short_page: None,
+                ..lying
+            };
+            assert_eq!(run(&one).map(|r| r.0), Some(false), "{style:?} {total:?}");
+        }
     }
 }

@@ -1,7 +1,8 @@
-//! The walk ends as complete, with no further request, when the rows equal
-//! a declared total or a page says it is the last — also when a bound is
-//! reached at that same moment — and a 404/400 after a page that met the
-//! total is the end, not an upstream error. Over real HTTP: the shop's
+//! The walk ends as complete, with no further request, when a page says it
+//! is the last (DRF's `next: null`, `has_more: false`…) — also when a bound
+//! is reached at that same moment — and a 404/400 after a page that met the
+//! total is the end, not an upstream error. Rows equal to a declared total
+//! end nothing by themselves (tests/totals.rs). Over real HTTP: the shop's
 //! Django-REST-framework endpoints (count/next/previous/results, a silent
 //! page-size cap, 404 past the end), and small servers written here for the
 //! other end signals.
@@ -52,16 +53,25 @@ async fn drf_page_numbers_with_a_count_that_is_a_multiple_of_the_capped_size() {
 }
 
 #[tokio::test]
-async fn drf_a_full_last_page_meeting_the_count_exactly() {
+async fn drf_a_count_met_on_a_full_page_while_next_points_on_is_walked_past() {
     let h = Harness::start().await;
-    // 100 customers at 50 a page, count 100 (total fault): two full pages.
+    // 400 customers at 50 a page, a stale count of 100 (total fault): page
+    // two meets it, but its `next` points on, so the walk goes on to the
+    // `next: null` of page eight, and the note says the count was wrong.
     let r = h
         .call("listCustomersDrf", json!({"_all_pages": true}), "total=100")
         .await
         .unwrap();
     assert!(r.verdict.complete, "{}", r.verdict.note);
-    assert_eq!(ids(&r).len(), 100);
-    assert_eq!(r.verdict.requests, 2);
+    assert_eq!(ids(&r).len(), 400);
+    assert_eq!(r.verdict.requests, 8);
+    assert!(
+        r.verdict
+            .note
+            .contains("declared a total of 100 but served 400 rows: the total was wrong"),
+        "{}",
+        r.verdict.note
+    );
 }
 
 fn roomy() -> Limits {

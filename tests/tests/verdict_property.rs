@@ -7,33 +7,38 @@
 //!    — also when a bound is reached at that same moment.
 //!
 //! The upstream here is generated in-process (page sizes, silent caps,
-//! totals right, wrong, partial or absent, end signals of several styles,
+//! totals right, high, absent or on page one only, and totals that lie low:
+//! a total that counts the page, one capped below the rows, a stale one —
+//! SPEC §3.3: a declared total never ends a walk by itself —, end signals
+//! of several styles,
 //! Django-REST-framework envelopes with a 404 past the end, ignored page
 //! parameters, short pages, deep-paging ceilings, transient and persistent
 //! errors, malformed pages, small bounds and bounds set exactly where the
 //! walk ends) and answers through the same `Upstream` seam the HTTP client
-//! uses, so thousands of cases run in seconds.
+//! uses, so thousands of cases run in seconds. Some calls are not walked
+//! (one page): property 1 holds of them too.
 //!
 //! One contract is assumed of the upstream, because no walker can see past
 //! it without extra requests: a page that is short before the end (a short
 //! page in the middle, a silent cap, an empty page before the end) comes
-//! with a declared total at least as large as the truth, or with no total at
+//! with a declared total larger than the rows so far, or with no total at
 //! all when only the page size is capped (SPEC §3.3: "the walk ends at the
-//! first short page"; a total that settles a short page is believed); and a
-//! declared total equal to the rows received so far is believed (SPEC §3.3:
-//! the walk ends when the rows equal a declared total), so a total below the
-//! truth never lands exactly on a page boundary. End signals are honest.
-//! Cases breaking it are not generated.
+//! first short page"; a short page that meets a declared total is believed).
+//! A total below the truth may land anywhere, on a page boundary too: rows
+//! equal to a total end nothing. End signals are honest. Cases breaking the
+//! contract are not generated.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use bytes::Bytes;
 use dragnet_steps::http::{RawResponse, Upstream};
 use dragnet_steps::looping::detect::{Paging, PagingParam, Position, Walkability};
 use dragnet_steps::tool::{Method, Param, ParamLocation};
-use dragnet_steps::{Tool, UpstreamError};
+use dragnet_steps::{LoopOptions, Runtime, Tool, ToolCall, UpstreamError};
 use proptest::prelude::*;
+use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::{json, Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,8 +48,15 @@ enum Total {
     FirstPageOnly,
     /// Declared this much above the truth.
     High(usize),
-    /// Declared this much below the truth (never with short pages or ceilings).
+    /// Declared this much below the truth: stale (never with short pages or
+    /// ceilings, nor with a silent cap unless still above the first page).
     Low(usize),
+    /// The rows on the page (Jira's `PageOfDashboards.total`, a `count` of
+    /// the page): never with short pages, ceilings or silent caps.
+    PageCount,
+    /// At most this many, however many rows (a search backend's cap); the
+    /// same conditions as `Low`.
+    Capped(usize),
 }
 
 /// How a page says whether more rows follow (`{"data", "meta"}` envelopes).
@@ -97,6 +109,8 @@ struct Behaviour {
     max_pages: u32,
     max_items: usize,
     max_requests: u32,
+    /// Every page walked (`_all_pages`), or one page asked for.
+    walked: bool,
 }
 
 struct Sim {
@@ -186,6 +200,8 @@ impl Sim {
             Total::FirstPageOnly => (page == 1).then_some(b.rows),
             Total::High(d) => Some(b.rows + d),
             Total::Low(d) => Some(b.rows.saturating_sub(d)),
+            Total::PageCount => Some(ids.len()),
+            Total::Capped(c) => Some(b.rows.min(c)),
         };
         let body = match b.shape {
             Shape::Bare => Value::Array(items),
@@ -314,19 +330,30 @@ fn tool(b: &Behaviour) -> Tool {
     }
 }
 
-fn behaviour() -> impl Strategy<Value = Behaviour> {
-    let total = prop_oneof![
+/// Totals of every kind.
+fn any_total() -> BoxedStrategy<Total> {
+    prop_oneof![
         Just(Total::Correct),
         Just(Total::Absent),
         Just(Total::FirstPageOnly),
         (1usize..40).prop_map(Total::High),
+        lying_total(),
+    ]
+    .boxed()
+}
+
+/// Totals below the truth: one that counts the page, one capped below the
+/// rows, a stale one.
+fn lying_total() -> BoxedStrategy<Total> {
+    prop_oneof![
         (1usize..40).prop_map(Total::Low),
-    ];
-    let fault = prop_oneof![
-        3 => Just(None),
-        1 => (1u64..8, prop_oneof![Just(Fault::Transient500), Just(Fault::Persistent500), Just(Fault::Malformed)])
-            .prop_map(Some),
-    ];
+        Just(Total::PageCount),
+        (1usize..400).prop_map(Total::Capped),
+    ]
+    .boxed()
+}
+
+fn shape(bare: u32) -> BoxedStrategy<Shape> {
     let signal = proptest::option::weighted(
         0.5,
         prop_oneof![
@@ -336,10 +363,33 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
             Just(Signal::LinksNext)
         ],
     );
-    let shape = prop_oneof![
-        1 => Just(Shape::Bare),
+    prop_oneof![
+        bare => Just(Shape::Bare),
         3 => signal.prop_map(Shape::Meta),
         1 => Just(Shape::Drf),
+    ]
+    .boxed()
+}
+
+/// The value `total` declares over `rows`, when it is one number.
+fn declared_value(total: Total, rows: usize) -> Option<usize> {
+    match total {
+        Total::Correct | Total::FirstPageOnly => Some(rows),
+        Total::High(d) => Some(rows + d),
+        Total::Low(d) => Some(rows.saturating_sub(d)),
+        Total::Capped(c) => Some(rows.min(c)),
+        Total::Absent | Total::PageCount => None,
+    }
+}
+
+fn behaviour_with(
+    total: BoxedStrategy<Total>,
+    shape: BoxedStrategy<Shape>,
+) -> impl Strategy<Value = Behaviour> {
+    let fault = prop_oneof![
+        3 => Just(None),
+        1 => (1u64..8, prop_oneof![Just(Fault::Transient500), Just(Fault::Persistent500), Just(Fault::Malformed)])
+            .prop_map(Some),
     ];
     let on_end = proptest::option::weighted(
         0.3,
@@ -362,6 +412,7 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
         ),
         fault,
         ((1u32..25, 1usize..500, 1u32..40), on_end),
+        proptest::bool::weighted(0.85),
     )
         .prop_map(
             |(
@@ -371,6 +422,7 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
                 (short_page, ceiling),
                 fault,
                 ((max_pages, max_items, max_requests), on_end),
+                walked,
             )| {
                 let bare = shape == Shape::Bare;
                 // The contract (see the module doc): missing rows in the middle
@@ -380,14 +432,17 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
                     Total::Correct | Total::FirstPageOnly | Total::High(_)
                 );
                 let keeps_contract = honest_total && !bare;
-                let cap = cap.filter(|_| !matches!(total, Total::Low(_)) || bare);
+                // A silent cap shortens page one: a total below the truth
+                // must still say more rows follow it.
+                let cap = cap.filter(|c| {
+                    let first = declared_max.min(*c).max(1);
+                    let lies = matches!(total, Total::Low(_) | Total::PageCount | Total::Capped(_));
+                    bare || *c >= declared_max
+                        || !lies
+                        || declared_value(total, rows).is_some_and(|t| t > first)
+                });
                 let served = declared_max.min(cap.unwrap_or(usize::MAX)).max(1);
-                // A low total is never met exactly on a page boundary.
-                let total = match total {
-                    _ if bare => Total::Absent,
-                    Total::Low(d) if rows > d && (rows - d) % served == 0 => Total::Absent,
-                    t => t,
-                };
+                let total = if bare { Total::Absent } else { total };
                 let pages_needed = rows.div_ceil(served).max(1);
                 let mut b = Behaviour {
                     rows,
@@ -403,6 +458,7 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
                     max_pages,
                     max_items,
                     max_requests,
+                    walked,
                 };
                 match on_end {
                     None => {}
@@ -415,8 +471,12 @@ fn behaviour() -> impl Strategy<Value = Behaviour> {
         )
 }
 
-/// Whether the upstream declares where the rows end: a correct total, or
-/// an end signal no wrong total contradicts.
+/// Whether the upstream declares where the rows end, so that a walk with
+/// every row must be complete: an end signal no high total contradicts;
+/// or, without one, any total but a high one (a hint that keeps the walk
+/// going) with the short or empty page after the rows — a last page the
+/// walk takes for full asks for one more, so it needs room for one more
+/// page, request and row.
 fn declares_the_end(b: &Behaviour) -> bool {
     // A fault on a page the walk reaches (its pages, plus the one more it
     // may ask for at the end) means the upstream did not answer it: a
@@ -434,9 +494,28 @@ fn declares_the_end(b: &Behaviour) -> bool {
     }
     let signal = matches!(b.shape, Shape::Drf | Shape::Meta(Some(_)));
     match b.total {
-        Total::Correct | Total::FirstPageOnly => true,
-        Total::Absent | Total::Low(_) => signal,
         Total::High(_) => false,
+        _ if signal => true,
+        Total::Absent => false,
+        Total::Correct
+        | Total::FirstPageOnly
+        | Total::Low(_)
+        | Total::PageCount
+        | Total::Capped(_) => {
+            let served = b.declared_max.min(b.cap.unwrap_or(usize::MAX)).max(1);
+            let pages = b.rows.div_ceil(served).max(1);
+            // A short page in the middle shrinks the size the walk takes
+            // for full (the last page may look full to it then) and, by
+            // offset, adds pages: the pages it needs are not predicted here.
+            if b.short_page.is_some() {
+                return false;
+            }
+            let ends_short = b.rows == 0 || !b.rows.is_multiple_of(served);
+            let room = b.max_pages as usize > pages
+                && b.max_requests as usize > pages
+                && b.max_items > b.rows;
+            ends_short || (room && !b.ignore_page)
+        }
     }
 }
 
@@ -446,28 +525,87 @@ fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
         served_faults: Mutex::new(HashMap::new()),
     };
     let limits = dragnet_e2e::sim_limits(b.max_pages, b.max_items, b.max_requests);
-    dragnet_e2e::walk_ids(&tool(b), &sim, limits)
+    if b.walked {
+        return dragnet_e2e::walk_ids(&tool(b), &sim, limits);
+    }
+    // One page, of the size a walk would ask for.
+    let size = if b.offset_style { "limit" } else { "per_page" };
+    let mut arguments = Map::new();
+    arguments.insert(size.into(), json!(b.declared_max));
+    let tool = tool(b);
+    let call = ToolCall {
+        tool: &tool,
+        arguments,
+        options: LoopOptions::default(),
+        limits,
+        cache: None,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a runtime");
+    let result = rt
+        .block_on(dragnet_steps::execute(call, &sim, &Runtime::quiet()))
+        .ok()?;
+    Some((result.verdict.complete, dragnet_e2e::ids(&result)))
+}
+
+/// Property 1 of a call; property 2 too when it walked.
+fn check(b: &Behaviour) -> Result<(), TestCaseError> {
+    if let Some((complete, ids)) = run(b) {
+        let mut seen = ids.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        prop_assert_eq!(seen.len(), ids.len(), "duplicate rows kept: {:?}", b);
+        let want: Vec<i64> = (0..b.rows as i64).collect();
+        if complete {
+            prop_assert_eq!(&seen, &want, "complete verdict with missing rows: {:?}", b);
+        }
+        if b.walked && seen == want && declares_the_end(b) {
+            prop_assert!(complete, "every row, declared, but partial: {:?}", b);
+        }
+    }
+    Ok(())
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 5000, ..ProptestConfig::default() })]
 
     #[test]
-    fn complete_means_every_row_and_every_declared_row_means_complete(b in behaviour()) {
-        if let Some((complete, ids)) = run(&b) {
-            let mut seen = ids.clone();
-            seen.sort_unstable();
-            seen.dedup();
-            prop_assert_eq!(seen.len(), ids.len(), "duplicate rows kept: {:?}", b);
-            let want: Vec<i64> = (0..b.rows as i64).collect();
-            if complete {
-                prop_assert_eq!(&seen, &want, "complete verdict with missing rows: {:?}", b);
-            }
-            if seen == want && declares_the_end(&b) {
-                prop_assert!(complete, "every row, declared, but partial: {:?}", b);
-            }
-        }
+    fn complete_means_every_row_and_every_declared_row_means_complete(
+        b in behaviour_with(any_total(), shape(1))
+    ) {
+        check(&b)?;
     }
+}
+
+/// The same properties over totals that lie low only (a count of the page,
+/// a cap, a stale total) in envelopes that carry them: 5,000 cases of these
+/// shapes, counted.
+#[test]
+fn totals_below_the_truth_never_make_a_walk_complete_with_rows_missing() {
+    let counted = AtomicUsize::new(0);
+    let config = ProptestConfig {
+        cases: 5000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let result = runner.run(&behaviour_with(lying_total(), shape(0)), |b| {
+        if matches!(b.total, Total::Low(_) | Total::PageCount | Total::Capped(_)) {
+            counted.fetch_add(1, Ordering::Relaxed);
+        }
+        check(&b)
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let counted = counted.into_inner();
+    assert!(
+        counted >= 5000,
+        "only {counted} cases of totals below the truth"
+    );
 }
 
 /// The generator does produce every kind of stop (a test of the test).
@@ -487,6 +625,7 @@ fn generator_reaches_incomplete_and_complete_cases() {
         max_pages: 20,
         max_items: 5000,
         max_requests: 60,
+        walked: true,
     };
     assert_eq!(run(&base).map(|r| r.0), Some(true));
     let capped = Behaviour {
@@ -543,7 +682,47 @@ fn generator_reaches_incomplete_and_complete_cases() {
     let silent = Behaviour {
         total: Total::Absent,
         shape: Shape::Meta(None),
-        ..drf
+        ..drf.clone()
     };
     assert_eq!(run(&silent).map(|r| r.0), Some(false));
+    // A correct count met on that full last page is no end signal either:
+    // partial with no room for one more request, complete with it.
+    let counted = Behaviour {
+        shape: Shape::Meta(None),
+        ..drf.clone()
+    };
+    assert_eq!(run(&counted).map(|r| r.0), Some(false));
+    let roomy = Behaviour {
+        max_pages: 11,
+        max_requests: 11,
+        max_items: 101,
+        ..counted
+    };
+    assert_eq!(run(&roomy), Some((true, (0..100).collect())));
+    // Totals below the truth, on a page boundary or not, walked past.
+    for total in [
+        Total::PageCount,
+        Total::Capped(40),
+        Total::Capped(45),
+        Total::Low(55),
+    ] {
+        let lying = Behaviour {
+            total,
+            ..base.clone()
+        };
+        assert_eq!(run(&lying), Some((true, (0..95).collect())), "{total:?}");
+        // One page, not walked: a full page that meets its total is not all.
+        let one = Behaviour {
+            walked: false,
+            ..lying
+        };
+        assert_eq!(run(&one).map(|r| r.0), Some(false), "{total:?}");
+    }
+    // One short page that meets its total is all.
+    let small = Behaviour {
+        rows: 7,
+        walked: false,
+        ..base
+    };
+    assert_eq!(run(&small), Some((true, (0..7).collect())));
 }

@@ -215,11 +215,10 @@ impl<'a, U: Upstream> Walker<'a, U> {
                 return Ok(out.stop(StopReason::Items, None));
             }
             // What the page declares settles the walk before any bound does:
-            // a bound reached on the last page is still complete.
+            // a bound reached on the last page is still complete. A declared
+            // total is not such a declaration: it may count the page, or be
+            // capped or stale, so a full page that meets it asks for one more.
             let got = out.items as u64;
-            if total == Some(got) {
-                return Ok(out.done());
-            }
             if more == Some(false) {
                 return Ok(match total {
                     Some(t) if got < t => {
@@ -251,11 +250,16 @@ impl<'a, U: Upstream> Walker<'a, U> {
                     }
                     None => return Ok(out.done()),
                 }
-            } else if let Some(t) = total {
-                if got > t {
+            } else {
+                // A page larger than one seen short: the API serves this
+                // many (a short page 1 was no cap), so less is short again.
+                expected = expected.max(n.min(plan.size as usize));
+                if let Some(t) = total.filter(|t| got > *t) {
                     out = mismatch_note(out, t);
                 }
             }
+            // A full page that met the total, with nothing saying the end:
+            // the next page settles it (a bound reached first is partial).
             met_total = total.is_some_and(|t| got >= t);
             if out.pages >= self.budget.limits.max_pages {
                 return Ok(out.stop(StopReason::Pages, None));
@@ -482,8 +486,11 @@ impl<'a, U: Upstream> Walker<'a, U> {
         }
     }
 
-    /// The verdict on a single page: complete only when a total, an explicit
-    /// "no more" or a tool that cannot page at all says so.
+    /// The verdict on a single page: complete only when an explicit "no
+    /// more", a tool that cannot page at all, or a page shorter than the
+    /// size asked that meets its declared total says so — and no declared
+    /// total says more rows exist. A total met by a full page proves
+    /// nothing: it may count the page, or be capped or stale.
     fn judge_single_page(
         &self,
         out: Outcome,
@@ -492,14 +499,6 @@ impl<'a, U: Upstream> Walker<'a, U> {
         next_hint: Option<bool>,
         args: &Map<String, Value>,
     ) -> Outcome {
-        let complete = match (total, next_hint) {
-            (Some(t), _) => n as u64 >= t,
-            (None, Some(more)) => !more,
-            (None, None) => self.tool.walkability == Walkability::NoPaging,
-        };
-        if complete {
-            return out.done();
-        }
         let asked = self
             .tool
             .paging()
@@ -509,9 +508,19 @@ impl<'a, U: Upstream> Walker<'a, U> {
                     .or(p.size.default.and_then(|d| u64::try_from(d).ok()))
             })
             .unwrap_or(None);
-        let likely_more = match (total, next_hint, asked) {
-            (Some(_), _, _) | (_, Some(true), _) => true,
-            (_, _, Some(size)) => n as u64 >= size,
+        let got = n as u64;
+        let total_says_more = total.is_some_and(|t| got < t);
+        let short = asked.is_some_and(|size| got < size);
+        let ends = match next_hint {
+            Some(more) => !more,
+            None => self.tool.walkability == Walkability::NoPaging || (total.is_some() && short),
+        };
+        if ends && !total_says_more {
+            return out.done();
+        }
+        let likely_more = match (total_says_more, next_hint, asked) {
+            (true, _, _) | (_, Some(true), _) => true,
+            (_, _, Some(size)) => got >= size,
             _ => true,
         };
         let mut out = out.stop(StopReason::NotWalked, None);
@@ -548,10 +557,12 @@ enum FirstPageError {
     Missing(UpstreamError),
 }
 
+/// Notes a declared total the rows did not match: rows past it mean the
+/// total was wrong (one that counts the page, a capped or a stale one).
 fn mismatch_note(mut out: Outcome, declared: u64) -> Outcome {
     if out.items as u64 != declared {
         out.detail = Some(format!(
-            "the API declared a total of {declared} but served {}",
+            "the API declared a total of {declared} but served {} rows: the total was wrong (it may count one page, or be capped or stale)",
             out.items
         ));
     }
