@@ -529,3 +529,33 @@ async fn supervise(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_childs_identity_names_its_environment_but_never_a_value_read() {
+        let argv = vec!["npx".to_string(), "server-files".to_string()];
+        let bare = McpServer::Command {
+            argv: argv.clone(),
+            env: Default::default(),
+        };
+        assert_eq!(identity_of(&bare), "mcp+stdio:npx server-files");
+        let named = |root: &str| McpServer::Command {
+            argv: argv.clone(),
+            env: [
+                ("ROOT".to_string(), ChildEnv::Literal(root.into())),
+                ("KEY".to_string(), ChildEnv::Var("FILES_KEY".into())),
+            ]
+            .into(),
+        };
+        let a = identity_of(&named("/srv/a"));
+        assert_eq!(
+            a,
+            "mcp+stdio:npx server-files env:KEY=${FILES_KEY};ROOT=/srv/a"
+        );
+        assert_ne!(a, identity_of(&named("/srv/b")));
+        assert_ne!(a, identity_of(&bare));
+    }
+}

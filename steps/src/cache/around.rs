@@ -113,3 +113,54 @@ pub async fn record(policy: &CachePolicy, key: String, result: &LoopResult) -> O
     }
     Some(label)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+
+    fn entry() -> CacheEntry {
+        let at = Utc.with_ymd_and_hms(2026, 12, 1, 8, 0, 0).unwrap();
+        CacheEntry {
+            scope: "org:acme".into(),
+            key: "k".into(),
+            tool: "files.read_file".into(),
+            payload: Vec::new(),
+            items: 0,
+            cached_at: at,
+            expires_at: at + ChronoDuration::hours(24),
+        }
+    }
+
+    #[test]
+    fn a_hit_without_a_collection_counts_no_rows() {
+        let raw = serde_json::value::RawValue::from_string(r#"{"text":"hello"}"#.into()).unwrap();
+        let single = hit(
+            Payload::Single(raw),
+            &entry(),
+            &LoopOptions::default(),
+            CacheMode::On,
+        );
+        let note = &single.verdict.note;
+        assert!(
+            note.starts_with(
+                "Complete: the answer has no collection; returned whole from the cache, fetched"
+            ),
+            "{note}"
+        );
+        assert!(!note.contains("row"), "{note}");
+        let rows = hit(
+            Payload::Items(Default::default()),
+            &entry(),
+            &LoopOptions::default(),
+            CacheMode::On,
+        );
+        assert!(
+            rows.verdict
+                .note
+                .starts_with("Complete: all 0 rows served from the cache"),
+            "{}",
+            rows.verdict.note
+        );
+    }
+}
