@@ -249,12 +249,16 @@ pub async fn for_run(
 ) -> Result<HashMap<String, Secret>, SecretError> {
     let wanted: BTreeSet<String> = named_secrets(wf).into_iter().map(|(_, _, n)| n).collect();
     let mut out = HashMap::new();
-    let Some(sealer) = state.config().secrets.as_deref() else {
-        return Ok(out);
-    };
     if wanted.is_empty() {
         return Ok(out);
     }
+    let Some(sealer) = state.config().secrets.as_deref() else {
+        tracing::warn!(
+            "the run's workflow names team secrets but this process has no {KEY_VAR}: \
+             its steps fail until the process is started with the server's key"
+        );
+        return Ok(out);
+    };
     for (name, sealed) in state.db().sealed_secrets(team_id).await? {
         if !wanted.contains(&name) {
             continue;
