@@ -21,16 +21,21 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::routing::get;
 use axum::{Json, Router};
-use dragnet_server::ServerConfig;
+use dragnet_server::scheduler::{SchedulerConfig, TickClock};
+use dragnet_server::{claimer, AppState, ServerConfig};
 use dragnet_steps::http::{Sealer, Secret};
+use dragnet_store::testing::TestClock;
 use dragnet_store::Db;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use support::Api;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 dragnet_store::on_both_backends!(
     a_team_reads_only_its_own_secrets_never_the_servers_environment,
     without_a_secrets_key_secrets_are_refused_naming_the_variable,
+    scheduled_and_claimed_runs_read_the_teams_secrets,
 );
 
 const SERVER_TOKEN: &str = "metrics-SERVER-7d1e44c2";
@@ -284,5 +289,75 @@ async fn without_a_secrets_key_secrets_are_refused_naming_the_variable(db: Db) -
     // A workflow without credentials pushes as before.
     let (status, v) = push(&api, &a, &workflow(addr, "")).await?;
     ensure!(status == StatusCode::CREATED, "{status} {v}");
+    api.stop().await
+}
+
+/// A cron tick's run and a run another process claims (a worker: the
+/// serving process runs none itself) are started from their rows, and read
+/// the team's secrets as a run started at once does.
+async fn scheduled_and_claimed_runs_read_the_teams_secrets(db: Db) -> Result<()> {
+    let at = |s: &str| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .unwrap_or_default()
+    };
+    std::env::set_var("DRAGNET_METRICS_TOKEN", SERVER_TOKEN);
+    let clock = Arc::new(TestClock::new(at("2026-06-01T09:59:30Z")));
+    let config = ServerConfig {
+        max_running_runs: 0,
+        claim_every: None,
+        scheduler: Some(SchedulerConfig {
+            every: std::time::Duration::from_secs(86_400),
+            clock: TickClock::Fixed(clock.clone()),
+            ..SchedulerConfig::default()
+        }),
+        ..secrets_config()?
+    };
+    let api = Api::start_full(db.clone(), config.clone(), clock.clone()).await?;
+    let a = api.team("a").await?;
+    let (addr, seen) = recorder().await?;
+    let (status, v) = set(&api, &a, "DRAGNET_METRICS_TOKEN", A_VALUE).await?;
+    ensure!(status == StatusCode::NO_CONTENT, "{status} {v}");
+    let yaml = workflow(addr, "{type: bearer, env: DRAGNET_METRICS_TOKEN}")
+        .replace("steps:\n", "triggers:\n  - cron: \"0 * * * *\"\nsteps:\n");
+    let (status, v) = push(&api, &a, &yaml).await?;
+    ensure!(status == StatusCode::CREATED, "{status} {v}");
+    clock.set(at("2026-06-01T10:00:05Z"));
+    let fired = api.pass().await?.fired;
+    ensure!(fired.len() == 1, "{fired:?}");
+    let manual = api.run(&a, "leak", "{}").await?;
+
+    // A worker on the same store claims both and runs them.
+    let worker = AppState::new(
+        db,
+        ServerConfig {
+            max_running_runs: 2,
+            scheduler: None,
+            ..config
+        },
+        clock.clone(),
+        TaskTracker::new(),
+        CancellationToken::new(),
+    );
+    ensure!(claimer::pass(&worker).await? == 2);
+    let (_, runs) = api.get("/v1/runs?workflow=leak", &a).await?;
+    let ids: Vec<String> = runs["runs"]
+        .as_array()
+        .context("runs")?
+        .iter()
+        .filter_map(|r| r["run_id"].as_str().map(String::from))
+        .collect();
+    ensure!(ids.len() == 2 && ids.contains(&manual), "{runs}");
+    for id in &ids {
+        let record = api.finished(&a, id).await?;
+        ensure!(record["status"] == "succeeded", "{record}");
+    }
+    let got = seen.lock().map(|s| s.clone()).unwrap_or_default();
+    let expected = format!("Bearer {A_VALUE}");
+    ensure!(
+        got.len() == 2 && got.iter().all(|g| *g == expected),
+        "{got:?}"
+    );
+    worker.halt().cancel();
     api.stop().await
 }
