@@ -234,3 +234,19 @@ fn alternatives_of_alternatives_are_read_within_an_allowance() {
     );
     assert_eq!(next_of(&deep), cursor_at("body:next_cursor"));
 }
+
+#[test]
+fn a_top_level_items_list_is_no_array() {
+    // Slack's `users.identity` lists its answer's shapes under `items` with
+    // no `type`: an object either way, never a top-level array (which page
+    // one would then lack: a malformed page).
+    let mut doc = slack_doc();
+    doc["paths"]["/users.list"]["get"]["responses"]["200"]["schema"] = json!({
+        "description": "Schema for successful response from users.identity method",
+        "items": [
+            {"type": "object", "properties": {"ok": {"type": "boolean"},
+                "user": {"type": "object", "properties": {"id": {"type": "string"}}}}},
+            {"type": "object", "properties": {"ok": {"type": "boolean"},
+                "user": {"type": "object", "properties": {"email": {"type": "string"}}}}}]});
+    assert_eq!(tool(&doc, "users_list").response_items_path, None);
+}
