@@ -198,8 +198,13 @@ fn an_upstream_child_gets_only_the_default_and_named_environment_and_no_secret_g
         "the second walk was a hit"
     );
 
-    // Nor do the logs hold one.
+    // Nor do the logs hold one: the child's own stderr is relayed into
+    // them scrubbed.
     assert_no_secret("stderr", &stderr);
+    assert!(
+        stderr.contains("env server starting: key [redacted], mode read-only"),
+        "{stderr}"
+    );
     for p in [&config, &record, &data] {
         let _ = std::fs::remove_file(p);
     }

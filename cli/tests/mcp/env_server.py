@@ -8,7 +8,8 @@ with the Python SDK's low-level server:
 - `list_lines {path, page, per_page}` pages through a file's lines (a tool
   the gateway walks).
 Every call is appended to RECORD, one JSON line each, so a test can count
-what reached the upstream.
+what reached the upstream. At start it prints the key it was given to
+stderr, as a careless server would.
 
 Usage: env_server.py RECORD   (stdio)
 """
@@ -104,4 +105,7 @@ async def main():
 
 
 if __name__ == "__main__":
+    # What a chatty server logs: the key it was given, on stderr.
+    key, mode = os.environ.get("FILES_API_KEY"), os.environ.get("FILES_MODE")
+    print(f"env server starting: key {key}, mode {mode}", file=sys.stderr, flush=True)
     anyio.run(main)

@@ -180,9 +180,12 @@ impl Gateway {
         let tasks = TaskTracker::new();
         let shutdown = CancellationToken::new();
         let mut config = config;
+        // Every secret is known before any child starts: a child's stderr
+        // is scrubbed of them all.
         let mut upstreams = HashMap::new();
+        let mut children = Vec::new();
         for (name, p) in &config.providers {
-            let upstream = match &p.kind {
+            match &p.kind {
                 ProviderKind::OpenApi {
                     base_url,
                     credentials,
@@ -203,26 +206,29 @@ impl Gateway {
                             provider: name.clone(),
                             message: e.to_string(),
                         })?;
-                    ProviderUpstream::Http(Arc::new(up))
+                    upstreams.insert(name.clone(), ProviderUpstream::Http(Arc::new(up)));
                 }
                 ProviderKind::Mcp(server) => {
-                    let (server, child_env) = resolve_mcp(name, server, &env, &mut secrets)?;
-                    let up = McpUpstream::connect(
-                        name,
-                        &server,
-                        child_env,
-                        &tasks,
-                        shutdown.child_token(),
-                    )
-                    .await
-                    .map_err(|e| StartError::Mcp {
-                        provider: name.clone(),
-                        message: e.to_string(),
-                    })?;
-                    ProviderUpstream::Mcp(up)
+                    children.push((name, resolve_mcp(name, server, &env, &mut secrets)?));
                 }
-            };
-            upstreams.insert(name.clone(), upstream);
+            }
+        }
+        let shared = Arc::new(secrets.clone());
+        for (name, (server, child_env)) in children {
+            let up = McpUpstream::connect(
+                name,
+                &server,
+                child_env,
+                shared.clone(),
+                &tasks,
+                shutdown.child_token(),
+            )
+            .await
+            .map_err(|e| StartError::Mcp {
+                provider: name.clone(),
+                message: e.to_string(),
+            })?;
+            upstreams.insert(name.clone(), ProviderUpstream::Mcp(up));
         }
         resolve_mcp_bindings(&mut config, &upstreams, &secrets)?;
         tasks.close();

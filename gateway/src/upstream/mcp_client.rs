@@ -148,12 +148,19 @@ impl McpUpstream {
         provider: &str,
         server: &McpServer,
         child_env: ChildVars,
+        secrets: Arc<Redactor>,
         tasks: &TaskTracker,
         shutdown: CancellationToken,
     ) -> Result<Arc<McpUpstream>, McpClientError> {
         let routes: Routes = Arc::default();
-        let child_env = Arc::new(child_env);
-        let running = open(server, &child_env, &routes).await?;
+        let child = Child {
+            provider: provider.to_string(),
+            env: Arc::new(child_env),
+            secrets,
+            tasks: tasks.clone(),
+            shutdown: shutdown.clone(),
+        };
+        let running = open(server, &child, &routes).await?;
         let tools = running
             .peer()
             .list_all_tools()
@@ -171,7 +178,7 @@ impl McpUpstream {
         tasks.spawn(supervise(
             provider.to_string(),
             server.clone(),
-            child_env,
+            child,
             running,
             routes,
             publish,
@@ -425,10 +432,44 @@ fn child_command(
     Ok(command)
 }
 
+/// What starting a child takes besides its command: its environment, the
+/// secrets its stderr is scrubbed of, and where the task relaying that
+/// stderr runs until shutdown.
+#[derive(Clone)]
+struct Child {
+    provider: String,
+    env: Arc<ChildVars>,
+    secrets: Arc<Redactor>,
+    tasks: TaskTracker,
+    shutdown: CancellationToken,
+}
+
+/// Passes a child's stderr on to the gateway's log (at info), a line at a
+/// time, scrubbed of every secret the process holds: a server that prints
+/// the variable it was given does not put it in the logs.
+async fn relay_stderr(child: Child, stderr: tokio::process::ChildStderr) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    loop {
+        let line = tokio::select! {
+            _ = child.shutdown.cancelled() => return,
+            line = lines.next_line() => line,
+        };
+        match line {
+            Ok(Some(line)) => tracing::info!(
+                provider = %child.provider,
+                "upstream MCP server: {}",
+                child.secrets.text(line)
+            ),
+            _ => return,
+        }
+    }
+}
+
 /// Opens one connection.
 async fn open(
     server: &McpServer,
-    child_env: &ChildVars,
+    child: &Child,
     routes: &Routes,
 ) -> Result<Running, McpClientError> {
     let handler = Forwarder {
@@ -436,11 +477,17 @@ async fn open(
     };
     match server {
         McpServer::Command { argv, .. } => {
-            let command = child_command(argv, child_env)?;
-            let transport = TokioChildProcess::new(command).map_err(|e| McpClientError::Spawn {
-                command: argv.join(" "),
-                message: e.to_string(),
-            })?;
+            let command = child_command(argv, &child.env)?;
+            let (transport, stderr) = TokioChildProcess::builder(command)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .map_err(|e| McpClientError::Spawn {
+                    command: argv.join(" "),
+                    message: e.to_string(),
+                })?;
+            if let Some(stderr) = stderr {
+                child.tasks.spawn(relay_stderr(child.clone(), stderr));
+            }
             handler
                 .serve(transport)
                 .await
@@ -481,7 +528,7 @@ fn http_config(
 async fn supervise(
     provider: String,
     server: McpServer,
-    child_env: Arc<ChildVars>,
+    child: Child,
     mut running: Running,
     routes: Routes,
     publish: watch::Sender<Option<Peer<RoleClient>>>,
@@ -515,7 +562,7 @@ async fn supervise(
                 _ = shutdown.cancelled() => return,
                 _ = tokio::time::sleep(wait) => {}
             }
-            match open(&server, &child_env, &routes).await {
+            match open(&server, &child, &routes).await {
                 Ok(next) => {
                     publish.send_replace(Some(next.peer().clone()));
                     running = next;
