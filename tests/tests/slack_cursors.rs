@@ -142,3 +142,31 @@ async fn a_cursor_shown_only_by_the_example_is_followed() {
     assert!(complete);
     assert_eq!(seen, MEMBERS.div_ceil(DEFAULT_LIMIT) as u32);
 }
+
+#[tokio::test]
+async fn a_schema_listing_its_shapes_under_items_is_answered_whole() {
+    // Slack's `users.identity`: its shapes under `items`, no `type`. Read
+    // as a top-level array, page one lacked it (malformed_page).
+    let router = axum::Router::new().route(
+        "/users.identity",
+        axum::routing::get(|| async {
+            axum::Json(json!({"ok": true, "team": {"id": "T0G9PQBBK"},
+                "user": {"id": "U0G9QF9C6", "name": "Sonny Whether"}}))
+        }),
+    );
+    let doc = json!({"swagger": "2.0", "info": {"title": "Slack Web API", "version": "1.7.0"},
+        "paths": {"/users.identity": {"get": {"operationId": "users_identity",
+            "responses": {"200": {"description": "ok", "schema": {
+                "description": "Schema for successful response from users.identity method",
+                "items": [
+                    {"type": "object", "properties": {"ok": {"type": "boolean"},
+                        "user": {"type": "object", "properties": {"id": {"type": "string"}}}}},
+                    {"type": "object", "properties": {"ok": {"type": "boolean"},
+                        "user": {"type": "object", "properties": {"email": {"type": "string"}}}}}]}}}}}}});
+    let (_, r) = walk_served(router, &doc.to_string(), "users_identity").await;
+    assert!(r.verdict.complete, "{}", r.verdict.note);
+    let mut text = String::new();
+    dragnet_steps::result::write_payload(&mut text, &r.payload);
+    let whole: Value = serde_json::from_str(&text).unwrap_or_default();
+    assert_eq!(whole["user"]["name"], "Sonny Whether", "{text}");
+}
