@@ -31,8 +31,14 @@ if [ ! -f "$MARKER" ]; then
     exit 1
   fi
   echo "$PACKAGE: $count documents" >"$WORK/unpacked/.installed"
-  # A stale, unmarked copy (an interrupted install) makes way.
-  rm -rf "$DEST"
-  mv "$WORK/unpacked" "$DEST"
+  # A stale, unmarked copy (an interrupted install) makes way; an install
+  # that finished meanwhile (another test run) is kept.
+  if [ ! -f "$MARKER" ]; then
+    rm -rf "$DEST"
+    mv -T "$WORK/unpacked" "$DEST" 2>/dev/null || [ -f "$MARKER" ] || {
+      echo "error: cannot move the corpus into $DEST" >&2
+      exit 1
+    }
+  fi
 fi
 echo "$DEST/package/api"
