@@ -6,12 +6,6 @@
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-/// `text` safe inside HTML text and attribute values (for the pages
-/// still written as strings).
-pub fn esc(text: &str) -> String {
-    html! { (text) }.into_string()
-}
-
 /// `text` as one percent-encoded URL path segment or query value: every
 /// byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`) as `%XX`.
 pub fn url_part(text: &str) -> String {
@@ -30,11 +24,6 @@ pub fn url_part(text: &str) -> String {
 pub struct Signed<'a> {
     pub team: &'a str,
     pub csrf: &'a str,
-}
-
-/// A whole page around a body already written as HTML.
-pub fn page(title: &str, signed: Option<&Signed<'_>>, body: &str) -> String {
-    frame(title, signed, PreEscaped(body.to_string()))
 }
 
 /// A whole page around a template's body.
@@ -73,11 +62,6 @@ pub fn frame(title: &str, signed: Option<&Signed<'_>>, body: Markup) -> String {
     .into_string()
 }
 
-/// A status as a badge.
-pub fn badge(status: &str) -> String {
-    status_badge(status).into_string()
-}
-
 /// A status as a badge, as markup.
 pub fn status_badge(status: &str) -> Markup {
     html! { span class={ "badge status-" (status) } { (status) } }
@@ -85,8 +69,11 @@ pub fn status_badge(status: &str) -> Markup {
 
 /// The stylesheet. Tables: numbers, statuses, ids and times never break
 /// (`.num`, `.st`, `.id`, `.at`); a note (`.note`) takes the width left
-/// and wraps at words; headers break only between words; below 700 px the
-/// cells marked `.opt` are dropped, and below 480 px those marked `.opt2`.
+/// and wraps at words (the whole width left only above 700 px: a 100 %
+/// cell would push a narrow table past the screen; below it a word longer
+/// than the column, such as a JSONPath, may break); headers never break;
+/// below 700 px the cells marked `.opt` are dropped, and below 480 px
+/// those marked `.opt2`.
 const STYLE: &str = "\
 :root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--muted:#59636e;--line:#d0d7de;--soft:#f6f8fa;\
 --ok:#1a7f37;--bad:#cf222e;--warn:#9a6700;--run:#0969da;--str:#0a3069;--ref:#8250df}\
@@ -102,7 +89,7 @@ th,td{text-align:left;vertical-align:top;padding:.35rem .5rem;border-bottom:1px 
 th{white-space:nowrap;font-weight:600}\
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}\
 .num,.st,.id,.at{white-space:nowrap}.id{font:.85em ui-monospace,monospace}\
-td.note{width:100%;overflow-wrap:break-word}\
+td.note{overflow-wrap:break-word}@media (min-width:701px){td.note{width:100%}}@media (max-width:700px){td.note{overflow-wrap:anywhere}}\
 .output td{overflow-wrap:anywhere}\
 .badge{display:inline-block;white-space:nowrap;padding:0 .45rem;border-radius:1rem;border:1px solid currentColor;font-size:.85em}\
 .status-succeeded,.status-complete{color:var(--ok)}.status-failed,.status-cancelled{color:var(--bad)}\
@@ -136,4 +123,16 @@ overflow-wrap:anywhere;tab-size:2;box-sizing:border-box;width:100%}\
 #complete[hidden]{display:none}#complete li{font:12px ui-monospace,monospace;padding:.1rem .4rem;border:1px solid var(--line);border-radius:3px;cursor:pointer}\
 #complete li[aria-selected=true]{background:var(--run);color:var(--bg)}\
 @media (max-width:700px){.opt{display:none}table:not(.fit) th:nth-child(n+4),table:not(.fit) td:nth-child(n+4){display:none}}\
-@media (max-width:480px){.opt2{display:none}}";
+@media (max-width:480px){.opt2{display:none}th,td{padding:.3rem .3rem}.id{font-size:.78em}.note .badge{white-space:normal}}";
+
+#[cfg(test)]
+mod tests {
+    use super::url_part;
+
+    #[test]
+    fn url_parts_keep_only_unreserved_bytes() {
+        assert_eq!(url_part("a&b#c"), "a%26b%23c");
+        assert_eq!(url_part("x y/z?=%é"), "x%20y%2Fz%3F%3D%25%C3%A9");
+        assert_eq!(url_part("run_1-2.3~"), "run_1-2.3~");
+    }
+}

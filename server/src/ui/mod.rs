@@ -31,7 +31,9 @@ use dragnet_engine::run::RunRecord;
 use dragnet_store::RunFilter;
 use sha2::{Digest, Sha256};
 
-use self::html::{badge, esc, page, Signed};
+use maud::{html, Markup, PreEscaped};
+
+use self::html::{frame, status_badge, url_part, Signed};
 use crate::auth::{token_hash, Caller};
 use crate::state::AppState;
 
@@ -91,14 +93,14 @@ async fn run_events(
 /// The script of a running run's page: each walking step's bar follows
 /// the stream's progress events (requests of the call's bound, rows,
 /// time); the page reloads when the run ends.
-const LIVE_SCRIPT: &str = "<script>(()=>{const es=new EventSource(location.pathname+'/events');\
+const LIVE_SCRIPT: &str = "(()=>{const es=new EventSource(location.pathname+'/events');\
 es.addEventListener('data-tool-loop-progress',e=>{const d=JSON.parse(e.data);\
 const bar=document.getElementById('progress-'+d.step);if(!bar)return;bar.max=d.requestsMax;bar.value=d.requests;\
 const t=document.getElementById('progress-text-'+d.step);if(t)t.textContent=d.requests+' of '+d.requestsMax+' requests · '+d.items+' rows · '+(d.elapsedMs/1000).toFixed(1)+' s';});\
 es.addEventListener('step',e=>{const d=JSON.parse(e.data);\
 const g=document.querySelector('g[data-step=\"'+CSS.escape(d.step)+'\"]');if(!g)return;\
 g.setAttribute('class','step status-'+d.status);const w=g.querySelector('.what');if(w)w.textContent=d.status;});\
-es.addEventListener('end',()=>{es.close();location.reload();});})();</script>";
+es.addEventListener('end',()=>{es.close();location.reload();});})();";
 
 /// The signed-in team, from the session cookie; a request without a valid
 /// one is sent to the sign-in page.
@@ -124,10 +126,10 @@ impl FromRequestParts<AppState> for UiCaller {
                 tracing::error!(%error, "the UI could not look a session up");
                 Err(html_response(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    page(
+                    frame(
                         "Unavailable",
                         None,
-                        "<p class=\"error\">The store does not answer.</p>",
+                        html! { p.error { "The store does not answer." } },
                     ),
                 ))
             }
@@ -220,19 +222,22 @@ fn decode(text: &str) -> String {
 }
 
 async fn sign_in_form() -> Response {
-    html_response(StatusCode::OK, page("Sign in", None, &sign_in_body(None)))
+    html_response(StatusCode::OK, frame("Sign in", None, sign_in_body(None)))
 }
 
-fn sign_in_body(problem: Option<&str>) -> String {
-    let problem = problem
-        .map(|p| format!("<p class=\"error\" role=\"alert\">{}</p>", esc(p)))
-        .unwrap_or_default();
-    format!(
-        "<h1>Sign in</h1>{problem}<form method=\"post\" action=\"/ui/sign-in\">\
-         <label for=\"token\">Team token</label> <input id=\"token\" name=\"token\" type=\"password\" \
-         autocomplete=\"off\" required autofocus> <button type=\"submit\">Sign in</button></form>\
-         <p>A token is made with <code>dragnet tokens create --team NAME</code>.</p>"
-    )
+fn sign_in_body(problem: Option<&str>) -> Markup {
+    html! {
+        h1 { "Sign in" }
+        @if let Some(p) = problem {
+            p.error role="alert" { (p) }
+        }
+        form method="post" action="/ui/sign-in" {
+            label for="token" { "Team token" } " "
+            input #token name="token" type="password" autocomplete="off" required autofocus; " "
+            button type="submit" { "Sign in" }
+        }
+        p { "A token is made with " code { "dragnet tokens create --team NAME" } "." }
+    }
 }
 
 async fn sign_in(State(state): State<AppState>, body: String) -> Response {
@@ -250,10 +255,10 @@ async fn sign_in(State(state): State<AppState>, body: String) -> Response {
     if known.is_none() {
         return html_response(
             StatusCode::UNAUTHORIZED,
-            page(
+            frame(
                 "Sign in",
                 None,
-                &sign_in_body(Some("That token is not a live team token.")),
+                sign_in_body(Some("That token is not a live team token.")),
             ),
         );
     }
@@ -280,10 +285,10 @@ async fn sign_out(caller: UiCaller, body: String) -> Response {
 fn forbidden() -> Response {
     html_response(
         StatusCode::FORBIDDEN,
-        page(
+        frame(
             "Refused",
             None,
-            "<p class=\"error\">This form did not come from your session.</p>",
+            html! { p.error { "This form did not come from your session." } },
         ),
     )
 }
@@ -351,71 +356,86 @@ async fn runs_page(
     };
     let more = runs.len() > shown as usize;
     runs.truncate(shown as usize);
-    let chosen = |s: &str| match status.map(|x| x.as_str()) == Some(s) {
-        true => " selected",
-        false => "",
+    let next = match (more, runs.last()) {
+        (true, Some(last)) => {
+            let cursor =
+                crate::runs::encode_cursor(last.started_at.timestamp_millis(), &last.run_id);
+            // Every value percent-encoded: a workflow named `a&b#c` stays one.
+            let mut next = format!("/ui/runs?after={}&limit={shown}", url_part(&cursor));
+            if let Some(w) = &workflow {
+                next.push_str(&format!("&workflow={}", url_part(w)));
+            }
+            if let Some(s) = status {
+                next.push_str(&format!("&status={}", url_part(s.as_str())));
+            }
+            if let Some(t) = triggered {
+                next.push_str(&format!("&trigger={}", url_part(t.as_str())));
+            }
+            if let Some(d) = since_day {
+                next.push_str(&format!("&since={}", url_part(&d.to_string())));
+            }
+            Some(next)
+        }
+        _ => None,
     };
-    let mut options = String::from("<option value=\"\">any status</option>");
-    for s in [
-        "queued",
-        "running",
-        "succeeded",
-        "partial",
-        "failed",
-        "cancelled",
-        "interrupted",
-    ] {
-        options.push_str(&format!("<option value=\"{s}\"{}>{s}</option>", chosen(s)));
-    }
-    let mut body = format!(
-        "<h1>Runs</h1><form method=\"get\" action=\"/ui/runs\" class=\"filters\">\
-         <label for=\"workflow\">Workflow</label> <input id=\"workflow\" name=\"workflow\" value=\"{wf}\"> \
-         <label for=\"status\">Status</label> <select id=\"status\" name=\"status\">{options}</select> \
-         <label for=\"trigger\">Trigger</label> <select id=\"trigger\" name=\"trigger\">{triggers}</select> \
-         <label for=\"since\">Since</label> <input id=\"since\" name=\"since\" type=\"date\" value=\"{since}\"> \
-         <button type=\"submit\">Filter</button></form>",
-        wf = esc(workflow.as_deref().unwrap_or_default()),
-        since = since_day.map(|d| d.to_string()).unwrap_or_default(),
-        triggers = trigger::options(triggered),
-    );
-    if runs.is_empty() {
-        body.push_str("<p>No runs.</p>");
-    } else {
-        body.push_str("<table><thead><tr><th>Run</th><th>Workflow</th><th>Status</th><th>Trigger</th><th>Started</th><th>Steps</th></tr></thead><tbody>");
-        for r in &runs {
-            body.push_str(&format!(
-                "<tr><td><a href=\"/ui/runs/{id}\">{id}</a></td><td>{wf}</td><td>{status}</td><td>{how}</td><td>{at}</td><td>{steps}</td></tr>",
-                id = esc(&r.run_id),
-                wf = esc(&r.workflow),
-                status = badge(r.status.as_str()),
-                how = trigger::cell(r.trigger),
-                at = esc(&r.started_at.format("%Y-%m-%d %H:%M:%S UTC").to_string()),
-                steps = r.steps,
-            ));
+    let chosen = status.map(|x| x.as_str());
+    let body = html! {
+        h1 { "Runs" }
+        form.filters method="get" action="/ui/runs" {
+            label for="workflow" { "Workflow" } " "
+            input #workflow name="workflow" value=(workflow.as_deref().unwrap_or_default()); " "
+            label for="status" { "Status" } " "
+            select #status name="status" {
+                option value="" { "any status" }
+                @for s in RUN_STATUSES {
+                    option value=(s) selected[chosen == Some(s)] { (s) }
+                }
+            } " "
+            label for="trigger" { "Trigger" } " "
+            select #trigger name="trigger" { (trigger::options(triggered)) } " "
+            label for="since" { "Since" } " "
+            input #since name="since" type="date" value=(since_day.map(|d| d.to_string()).unwrap_or_default()); " "
+            button type="submit" { "Filter" }
         }
-        body.push_str("</tbody></table>");
-    }
-    if let (true, Some(last)) = (more, runs.last()) {
-        let cursor = crate::runs::encode_cursor(last.started_at.timestamp_millis(), &last.run_id);
-        let mut next = format!("/ui/runs?after={cursor}&limit={shown}");
-        if let Some(w) = &workflow {
-            next.push_str(&format!("&workflow={}", esc(w)));
+        @if runs.is_empty() {
+            p { "No runs." }
+        } @else {
+            table.fit {
+                thead { tr {
+                    th { "Run" } th.opt2 { "Workflow" } th { "Status" } th.opt { "Trigger" }
+                    th.opt { "Started" } th.num.opt { "Steps" }
+                } }
+                tbody {
+                    @for r in &runs {
+                        tr {
+                            td.id { a href={ "/ui/runs/" (url_part(&r.run_id)) } { (r.run_id) } }
+                            td.opt2 { (r.workflow) }
+                            td.st { (status_badge(r.status.as_str())) }
+                            td.st.opt { (trigger::cell(r.trigger)) }
+                            td.at.opt { (r.started_at.format("%Y-%m-%d %H:%M:%S UTC").to_string()) }
+                            td.num.opt { (r.steps) }
+                        }
+                    }
+                }
+            }
         }
-        if let Some(s) = status {
-            next.push_str(&format!("&status={}", s.as_str()));
+        @if let Some(next) = &next {
+            p { a href=(next) rel="next" { "Older runs" } }
         }
-        if let Some(t) = triggered {
-            next.push_str(&format!("&trigger={}", t.as_str()));
-        }
-        if let Some(d) = since_day {
-            next.push_str(&format!("&since={d}"));
-        }
-        body.push_str(&format!(
-            "<p><a href=\"{next}\" rel=\"next\">Older runs</a></p>"
-        ));
-    }
-    html_response(StatusCode::OK, page("Runs", Some(&caller.signed()), &body))
+    };
+    html_response(StatusCode::OK, frame("Runs", Some(&caller.signed()), body))
 }
+
+/// The statuses the runs list filters by.
+const RUN_STATUSES: [&str; 7] = [
+    "queued",
+    "running",
+    "succeeded",
+    "partial",
+    "failed",
+    "cancelled",
+    "interrupted",
+];
 
 async fn run_page(
     State(state): State<AppState>,
@@ -440,103 +460,99 @@ async fn run_page(
             badge: s.verdict.as_ref().map(verdict_badge),
         })
         .collect();
-    let mut body = format!(
-        "<h1>Run <code>{id}</code></h1><p>{wf} · {status}</p>",
-        id = esc(&record.run_id),
-        wf = esc(&record.workflow),
-        status = badge(record.status.as_str())
-    );
-    body.push_str(&trigger::line(record.trigger.as_ref()));
-    if matches!(record.status.as_str(), "running" | "queued") {
-        body.push_str(&format!(
-            "<form method=\"post\" action=\"/ui/runs/{id}/cancel\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-             <button type=\"submit\">Cancel</button></form>",
-            id = esc(&record.run_id),
-            csrf = esc(&caller.csrf)
-        ));
-    }
-    body.push_str(&dag::svg(&nodes, &edges));
     let live = matches!(record.status.as_str(), "running" | "queued");
-    if live {
-        body.push_str("<section aria-label=\"progress\">");
-        for s in record
-            .steps
-            .iter()
-            .filter(|s| s.kind.as_str() == "tool" && !s.is_finished())
-        {
-            body.push_str(&format!(
-                "<p><label for=\"progress-{id}\">{id}</label> <progress id=\"progress-{id}\" value=\"0\" max=\"1\"></progress> \
-                 <span id=\"progress-text-{id}\" aria-live=\"polite\"></span></p>",
-                id = esc(&s.id)
-            ));
+    let id = url_part(&record.run_id);
+    let body = html! {
+        h1 { "Run " code { (record.run_id) } }
+        p {
+            a href={ "/ui/workflows/" (url_part(&record.workflow)) } { (record.workflow) }
+            " · " (status_badge(record.status.as_str()))
         }
-        body.push_str("</section>");
-    }
-    body.push_str("<table><thead><tr><th>Step</th><th>Status</th><th>Verdict</th><th>Rows</th><th>Requests</th><th>Time</th></tr></thead><tbody>");
-    for s in &record.steps {
-        let (verdict, rows, requests) = match &s.verdict {
-            Some(v) => (
-                format!(
-                    "<span class=\"badge status-{}\">{}</span> {}",
-                    if v.complete { "complete" } else { "partial" },
-                    esc(&verdict_badge(v)),
-                    esc(&v.note)
-                ),
-                v.item_count.to_string(),
-                v.requests.to_string(),
-            ),
-            None => (
-                s.reason.as_deref().map(esc).unwrap_or_default(),
-                String::new(),
-                String::new(),
-            ),
-        };
-        body.push_str(&format!(
-            "<tr><td>{id}</td><td>{status}</td><td>{verdict}</td><td>{rows}</td><td>{requests}</td><td>{ms} ms</td></tr>",
-            id = esc(&s.id),
-            status = badge(s.status.as_str()),
-            ms = s.duration_ms,
-        ));
-    }
-    body.push_str("</tbody></table>");
-    if !live {
-        body.push_str(&rerun_forms(&record, &caller.csrf));
-    }
-    for s in &record.steps {
-        if let Some(out) = s.output.as_ref().filter(|_| s.kind.as_str() == "tool") {
-            body.push_str(&output::section(&s.id, out.get()));
+        (trigger::line(record.trigger.as_ref()))
+        @if live {
+            form method="post" action={ "/ui/runs/" (id) "/cancel" } {
+                input type="hidden" name="csrf" value=(caller.csrf);
+                button type="submit" { "Cancel" }
+            }
         }
-    }
-    if live {
-        body.push_str(LIVE_SCRIPT);
-    }
+        (dag::markup(&nodes, &edges))
+        @if live {
+            section aria-label="progress" {
+                @for s in record.steps.iter().filter(|s| s.kind.as_str() == "tool" && !s.is_finished()) {
+                    p {
+                        label for={ "progress-" (s.id) } { (s.id) } " "
+                        progress id={ "progress-" (s.id) } value="0" max="1" {} " "
+                        span id={ "progress-text-" (s.id) } aria-live="polite" {}
+                    }
+                }
+            }
+        }
+        table.fit {
+            thead { tr {
+                th { "Step" } th { "Status" } th { "Verdict" } th.num { "Rows" }
+                th.num.opt { "Requests" } th.num.opt { "Time" }
+            } }
+            tbody {
+                @for s in &record.steps {
+                    tr {
+                        td.id { (s.id) }
+                        td.st { (status_badge(s.status.as_str())) }
+                        td.note {
+                            @match &s.verdict {
+                                Some(v) => {
+                                    span class={ "badge status-" (if v.complete { "complete" } else { "partial" }) } {
+                                        (verdict_badge(v))
+                                    }
+                                    " " (v.note)
+                                }
+                                None => (s.reason.as_deref().unwrap_or_default()),
+                            }
+                        }
+                        td.num { @if let Some(v) = &s.verdict { (v.item_count) } }
+                        td.num.opt { @if let Some(v) = &s.verdict { (v.requests) } }
+                        td.num.opt { (s.duration_ms) " ms" }
+                    }
+                }
+            }
+        }
+        @if !live {
+            (rerun_forms(&record, &caller.csrf))
+        }
+        @for s in record.steps.iter().filter(|s| s.kind.as_str() == "tool") {
+            @if let Some(out) = &s.output {
+                (output::markup(&s.id, out.get()))
+            }
+        }
+        @if live {
+            script { (PreEscaped(LIVE_SCRIPT)) }
+        }
+    };
     html_response(
         StatusCode::OK,
-        page(
+        frame(
             &format!("Run {}", record.run_id),
             Some(&caller.signed()),
-            &body,
+            body,
         ),
     )
 }
 
 /// "Run again": the whole run, or from one of its steps (the succeeded
 /// steps it does not lead to keep their outputs).
-fn rerun_forms(record: &RunRecord, csrf: &str) -> String {
-    let mut options = String::from("<option value=\"\">every step</option>");
-    for s in &record.steps {
-        options.push_str(&format!(
-            "<option value=\"{id}\">from {id}</option>",
-            id = esc(&s.id)
-        ));
+fn rerun_forms(record: &RunRecord, csrf: &str) -> Markup {
+    html! {
+        form method="post" action={ "/ui/runs/" (url_part(&record.run_id)) "/rerun" } {
+            input type="hidden" name="csrf" value=(csrf);
+            label for="from" { "Run again" } " "
+            select #from name="from" {
+                option value="" { "every step" }
+                @for s in &record.steps {
+                    option value=(s.id) { "from " (s.id) }
+                }
+            } " "
+            button type="submit" { "Run again" }
+        }
     }
-    format!(
-        "<form method=\"post\" action=\"/ui/runs/{id}/rerun\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-         <label for=\"from\">Run again</label> <select id=\"from\" name=\"from\">{options}</select> \
-         <button type=\"submit\">Run again</button></form>",
-        id = esc(&record.run_id),
-        csrf = esc(csrf)
-    )
 }
 
 /// `POST /ui/runs/{id}/rerun`: a new run of the same version and inputs,
@@ -558,8 +574,8 @@ async fn rerun_run(
     };
     let from = field(&pairs, "from").filter(|f| !f.is_empty());
     match crate::launch::rerun(&state, &caller.caller, &record, version, from).await {
-        Ok(started) => see_other(&format!("/ui/runs/{}", started.run_id)),
-        Err(error) => not_started(&caller, &error, &format!("/ui/runs/{run_id}")),
+        Ok(started) => see_other(&format!("/ui/runs/{}", url_part(&started.run_id))),
+        Err(error) => not_started(&caller, &error, &format!("/ui/runs/{}", url_part(&run_id))),
     }
 }
 
@@ -567,14 +583,13 @@ async fn rerun_run(
 fn not_started(caller: &UiCaller, error: &crate::error::ApiError, back: &str) -> Response {
     html_response(
         StatusCode::UNPROCESSABLE_ENTITY,
-        page(
+        frame(
             "Not started",
             Some(&caller.signed()),
-            &format!(
-                "<p class=\"error\" role=\"alert\">{}</p><p><a href=\"{}\">Back</a></p>",
-                esc(&error.to_string()),
-                esc(back)
-            ),
+            html! {
+                p.error role="alert" { (error.to_string()) }
+                p { a href=(back) { "Back" } }
+            },
         ),
     )
 }
@@ -582,10 +597,10 @@ fn not_started(caller: &UiCaller, error: &crate::error::ApiError, back: &str) ->
 fn not_found(caller: &UiCaller) -> Response {
     html_response(
         StatusCode::NOT_FOUND,
-        page(
+        frame(
             "Not found",
             Some(&caller.signed()),
-            "<p class=\"error\">No such run for your team.</p>",
+            html! { p.error { "No such run for your team." } },
         ),
     )
 }
@@ -658,5 +673,5 @@ async fn cancel_run(
         tracing::warn!(%error, "the UI could not cancel a run");
     }
     // The id passed the owner check, which admits only plain ids.
-    see_other(&format!("/ui/runs/{run_id}"))
+    see_other(&format!("/ui/runs/{}", url_part(&run_id)))
 }

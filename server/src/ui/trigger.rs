@@ -3,55 +3,45 @@
 //! the runs list's trigger filter and column.
 
 use dragnet_engine::run::{RunTrigger, TriggerKind};
-
-use super::html::esc;
+use maud::{html, Markup};
 
 /// The run page's line: "Started by schedule sch_… for 04:00 UTC (fired
 /// 04:00:01 UTC)", "Started through the API by token:tok_…", …
-pub fn line(trigger: Option<&RunTrigger>) -> String {
+pub fn line(trigger: Option<&RunTrigger>) -> Markup {
     let Some(t) = trigger else {
-        return "<p class=\"trigger\">Started: not recorded</p>".into();
+        return html! { p.trigger { "Started: not recorded" } };
     };
     let at = |d: Option<chrono::DateTime<chrono::Utc>>| {
         d.map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
             .unwrap_or_else(|| "-".into())
     };
-    let how = match t.kind {
-        TriggerKind::Manual => "manually (<code>dragnet run</code>)".to_string(),
-        TriggerKind::Api => "through the API".to_string(),
-        TriggerKind::Rerun => "as a rerun".to_string(),
-        TriggerKind::Schedule => format!(
-            "by schedule <code>{}</code> for the tick of {} (fired {})",
-            esc(t.schedule_id.as_deref().unwrap_or("-")),
-            esc(&at(t.scheduled_for)),
-            esc(&at(t.fired_at)),
-        ),
-    };
-    let by = t
-        .started_by
-        .as_deref()
-        .map(|who| format!(" by <code>{}</code>", esc(who)))
-        .unwrap_or_default();
-    format!(
-        "<p class=\"trigger\" data-trigger=\"{kind}\">Started {how}{by}</p>",
-        kind = t.kind.as_str()
-    )
+    html! {
+        p.trigger data-trigger=(t.kind.as_str()) {
+            "Started "
+            @match t.kind {
+                TriggerKind::Manual => { "manually (" code { "dragnet run" } ")" }
+                TriggerKind::Api => "through the API",
+                TriggerKind::Rerun => "as a rerun",
+                TriggerKind::Schedule => {
+                    "by schedule " code { (t.schedule_id.as_deref().unwrap_or("-")) }
+                    " for the tick of " (at(t.scheduled_for)) " (fired " (at(t.fired_at)) ")"
+                }
+            }
+            @if let Some(who) = &t.started_by {
+                " by " code { (who) }
+            }
+        }
+    }
 }
 
 /// The runs list's trigger choices, `chosen` selected.
-pub fn options(chosen: Option<TriggerKind>) -> String {
-    let mut options = String::from("<option value=\"\">any trigger</option>");
-    for kind in TriggerKind::ALL {
-        let selected = match chosen == Some(kind) {
-            true => " selected",
-            false => "",
-        };
-        options.push_str(&format!(
-            "<option value=\"{k}\"{selected}>{k}</option>",
-            k = kind.as_str()
-        ));
+pub fn options(chosen: Option<TriggerKind>) -> Markup {
+    html! {
+        option value="" { "any trigger" }
+        @for kind in TriggerKind::ALL {
+            option value=(kind.as_str()) selected[chosen == Some(kind)] { (kind.as_str()) }
+        }
     }
-    options
 }
 
 /// A listed run's trigger cell.
