@@ -622,6 +622,13 @@ async fn in_a_browser_tables_dags_and_links_read_cleanly() {
         .await?;
         web.until("return document.getElementById('complete').hidden;", json!(true))
             .await?;
+        // Step ids complete after `needs:`.
+        web.type_into("#source", "\n    needs: [pro").await?;
+        web.until(
+            "return [...document.querySelectorAll('#complete li')].map(l=>l.textContent).join(',');",
+            json!("properties"),
+        )
+        .await?;
 
         // Every link that names the workflow reaches it.
         web.go(&format!("{}/ui/workflows", api.base)).await?;
