@@ -12,13 +12,11 @@ use dragnet_steps::progress::ProgressEvent;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::out::{say, Out};
-use crate::progress_line::{describe, FirstPageHold};
+use crate::progress_line::describe;
 
 pub struct RunDisplay {
     multi: Option<MultiProgress>,
     bars: Mutex<HashMap<String, ProgressBar>>,
-    /// Each running step's page-one event, until it shows a collection.
-    holds: Mutex<HashMap<String, FirstPageHold>>,
 }
 
 impl RunDisplay {
@@ -35,7 +33,6 @@ impl RunDisplay {
         RunDisplay {
             multi,
             bars: Mutex::new(HashMap::new()),
-            holds: Mutex::new(HashMap::new()),
         }
     }
 
@@ -76,45 +73,19 @@ impl RunObserver for RunDisplay {
     }
 
     fn step_progress(&self, step: &str, event: &ProgressEvent) {
-        let show = match self.holds.lock() {
-            Ok(mut holds) => holds.entry(step.to_string()).or_default().offer(event),
-            Err(_) => vec![event.clone()],
-        };
-        for event in &show {
-            self.show_progress(step, event);
-        }
-    }
-
-    fn step_finished(&self, record: &StepRecord) {
-        let held = self
-            .holds
-            .lock()
-            .ok()
-            .and_then(|mut holds| holds.remove(&record.id))
-            .and_then(|mut hold| hold.finish(!no_collection(record)));
-        if let Some(event) = held {
-            self.show_progress(&record.id, &event);
-        }
-        if let Some(bar) = self.bars.lock().ok().and_then(|mut b| b.remove(&record.id)) {
-            bar.finish_and_clear();
-        }
-        self.say(format!("{}: {}", record.id, status_text(record)));
-    }
-}
-
-impl RunDisplay {
-    fn show_progress(&self, step: &str, event: &ProgressEvent) {
         let text = describe(event);
         match self.bars.lock().ok().and_then(|b| b.get(step).cloned()) {
             Some(bar) => bar.set_message(text),
             None => say(&format!("{step}: {text}")),
         }
     }
-}
 
-/// The step's answer had no collection: nothing was walked.
-fn no_collection(r: &StepRecord) -> bool {
-    r.verdict.as_ref().is_some_and(|v| v.no_collection)
+    fn step_finished(&self, record: &StepRecord) {
+        if let Some(bar) = self.bars.lock().ok().and_then(|mut b| b.remove(&record.id)) {
+            bar.finish_and_clear();
+        }
+        self.say(format!("{}: {}", record.id, status_text(record)));
+    }
 }
 
 fn status_text(r: &StepRecord) -> String {

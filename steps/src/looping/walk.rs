@@ -300,9 +300,10 @@ impl<'a, U: Upstream> Walker<'a, U> {
             Ok(Some(page)) => return PageRead::Page(page),
             Ok(None) => match serde_json::from_str::<&RawValue>(text) {
                 Ok(root) => {
+                    // An answer without a collection is no walk: no
+                    // progress event, so no page counters anywhere.
                     self.keep_single(root, value);
                     out.pages += 1;
-                    self.report(out.pages, value);
                     return PageRead::Ended(Ok(std::mem::take(out).done()));
                 }
                 Err(e) => malformed_text(status, text, &e.to_string()),
