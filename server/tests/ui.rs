@@ -298,13 +298,15 @@ on_both_backends!(the_cache_page_shows_and_purges_the_teams_entries_only);
 async fn the_cache_page_shows_and_purges_the_teams_entries_only(db: Db) -> Result<()> {
     let api = Api::start(db.clone()).await?;
     let cached = api.workflow("orders", None).replace(
-        "    tool: shop.listProperties\n",
-        "    tool: shop.listProperties\n    loop:\n      cache: { ttl_minutes: 60 }\n",
+        // The fan-out walk (plain calls are never cached).
+        "    loop:\n      all_pages: true\n",
+        "    loop:\n      all_pages: true\n      cache: { ttl_minutes: 60 }\n",
     );
     let a = api.team("acme").await?;
     let b = api.team("globex").await?;
     for token in [&a, &b] {
-        api.push(token, "orders", &cached).await?;
+        let (status, v) = api.push(token, "orders", &cached).await?;
+        ensure!(status.is_success(), "{status}: {v}");
         let run = api.run(token, "orders", "{}").await?;
         api.finished(token, &run).await?;
     }
@@ -313,7 +315,7 @@ async fn the_cache_page_shows_and_purges_the_teams_entries_only(db: Db) -> Resul
     let (status, shown) = page(&api, "/ui/cache", &mine).await?;
     ensure!(status == StatusCode::OK, "{status}");
     ensure!(
-        shown.contains("listProperties") && shown.matches("<tr><td class=\"id\">").count() == 1,
+        shown.contains("listPropertyOrders") && shown.matches("<tr><td class=\"id\">").count() == 1,
         "{shown}"
     );
     let csrf = csrf_in(&shown).context("the purge form's CSRF value")?;
