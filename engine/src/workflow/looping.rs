@@ -126,6 +126,17 @@ pub fn compile(
             None
         }
     });
+    // Only complete walks are cached (SPEC §5): a step that neither walks
+    // every page nor fans out is never cached, so asking for it is a mistake.
+    if file.cache.is_some() && !file.all_pages && file.for_each.is_none() {
+        cx.value_error(
+            lc,
+            "cache",
+            "only walks are cached: this step neither walks every page (`all_pages: true`) \
+             nor fans out (`for_each`), so it always calls the API; remove `cache`"
+                .to_string(),
+        );
+    }
     (cx.count() == before).then(|| LoopSpec {
         all_pages: file.all_pages,
         fields,
