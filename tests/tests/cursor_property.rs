@@ -31,7 +31,7 @@ use dragnet_steps::http::{LinkRefused, RawResponse, Upstream};
 use dragnet_steps::looping::cursor::{CursorPaging, NextSource};
 use dragnet_steps::looping::detect::{PagingParam, Walkability};
 use dragnet_steps::tool::{Method, Param, ParamLocation};
-use dragnet_steps::{LoopOptions, Runtime, Tool, ToolCall, UpstreamError};
+use dragnet_steps::{Tool, UpstreamError};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::{json, Map, Value};
@@ -451,23 +451,7 @@ fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
     if b.walked {
         return dragnet_e2e::walk_ids(&tool(b), &sim, limits);
     }
-    let tool = tool(b);
-    let call = ToolCall {
-        tool: &tool,
-        arguments: Map::new(),
-        options: LoopOptions::default(),
-        limits,
-        cache: None,
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a runtime");
-    let result = rt
-        .block_on(dragnet_steps::execute(call, &sim, &Runtime::quiet()))
-        .ok()?;
-    Some((result.verdict.complete, dragnet_e2e::ids(&result)))
+    dragnet_e2e::page_ids(&tool(b), &sim, Map::new(), limits)
 }
 
 /// Whether every page came back as it should have (no fault that fired).

@@ -36,7 +36,7 @@ use bytes::Bytes;
 use dragnet_steps::http::{RawResponse, Upstream};
 use dragnet_steps::looping::detect::{Paging, PagingParam, Position, Walkability};
 use dragnet_steps::tool::{Method, Param, ParamLocation};
-use dragnet_steps::{LoopOptions, Runtime, Tool, ToolCall, UpstreamError};
+use dragnet_steps::{Tool, UpstreamError};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::{json, Map, Value};
@@ -532,23 +532,7 @@ fn run(b: &Behaviour) -> Option<(bool, Vec<i64>)> {
     let size = if b.offset_style { "limit" } else { "per_page" };
     let mut arguments = Map::new();
     arguments.insert(size.into(), json!(b.declared_max));
-    let tool = tool(b);
-    let call = ToolCall {
-        tool: &tool,
-        arguments,
-        options: LoopOptions::default(),
-        limits,
-        cache: None,
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a runtime");
-    let result = rt
-        .block_on(dragnet_steps::execute(call, &sim, &Runtime::quiet()))
-        .ok()?;
-    Some((result.verdict.complete, dragnet_e2e::ids(&result)))
+    dragnet_e2e::page_ids(&tool(b), &sim, arguments, limits)
 }
 
 /// Property 1 of a call; property 2 too when it walked.

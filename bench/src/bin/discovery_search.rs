@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use dragnet_gateway::discovery::search::{verbs_of, SearchDoc, SearchIndex};
+// The pool the ranking test indexes (gateway/tests/discovery_ranking.rs).
+use dragnet_steps::testing::DISCOVERY_POOL as POOL;
 
 const REQUESTS: &[&str] = &[
     "send a message to a slack channel",
@@ -26,20 +28,6 @@ const REQUESTS: &[&str] = &[
     "start a fine tuning job",
 ];
 const ROUNDS: usize = 200;
-
-/// The pool (as in gateway/tests/discovery_ranking.rs): toolkit, document.
-const POOL: &[(&str, &str)] = &[
-    ("azure-devops", "azure.com/devops.json"),
-    ("digitalocean", "digitalocean.com.json"),
-    ("github", "github.com/api.github.com.json"),
-    ("jira", "atlassian.com/jira.json"),
-    ("openai", "openai.com.json"),
-    ("slack", "slack.com.json"),
-    ("spotify", "spotify.com.json"),
-    ("stripe", "stripe.com.json"),
-    ("svix", "svix.com.json"),
-    ("twilio", "twilio.com/api.json"),
-];
 
 fn main() -> Result<()> {
     let dir = std::env::args()
