@@ -1,6 +1,10 @@
 //! The `dragnet` command line: list the tools of an OpenAPI document, call
 //! one through the loop layer, run the demo shop, or walk it in a demo.
 #![forbid(unsafe_code)]
+// The argument structs' doc comments are the command line's help text
+// (clap), written for a terminal: `[limits]`, `<path>` are words there,
+// not links or HTML.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 mod bounds;
 mod call_cmd;
