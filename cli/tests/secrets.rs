@@ -152,7 +152,7 @@ providers:
   echo:
     openapi: echo.json
     base_url: {base}
-    credentials: {{ type: basic, user_env: ECHO_USER, password_env: ECHO_PASSWORD }}
+    credentials: {{ type: basic, username_env: ECHO_USER, password_env: ECHO_PASSWORD }}
     headers: {{ X-Extra: {HEADER_VALUE} }}
 steps:
   - id: items

@@ -135,10 +135,10 @@ pub fn named_secrets(wf: &Workflow) -> Vec<(String, &'static str, String)> {
                 add("env", env)
             }
             CredentialsSpec::Basic {
-                user_env,
+                username_env,
                 password_env,
             } => {
-                add("user_env", user_env);
+                add("username_env", username_env);
                 add("password_env", password_env);
             }
         }

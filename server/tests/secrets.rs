@@ -166,8 +166,8 @@ async fn a_team_reads_only_its_own_secrets_never_the_servers_environment(db: Db)
     for credentials in [
         "{type: bearer, env: DATABASE_URL}",
         "{type: bearer, env: dragnet_metrics_token}",
-        "{type: header, header: X-Key, env: PATH}",
-        "{type: basic, user_env: HOME, password_env: DRAGNET_METRICS_TOKEN}",
+        "{type: header, name: X-Key, env: PATH}",
+        "{type: basic, username_env: HOME, password_env: DRAGNET_METRICS_TOKEN}",
     ] {
         let (status, v) = push(&api, &a, &workflow(addr, credentials)).await?;
         ensure!(

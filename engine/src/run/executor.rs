@@ -364,15 +364,15 @@ fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, Provider
     let credentials = match &p.credentials {
         CredentialsSpec::None => Credentials::None,
         CredentialsSpec::Bearer { env } => Credentials::Bearer(Secret::new(need(env)?)),
-        CredentialsSpec::Header { header, env } => Credentials::ApiKeyHeader {
-            header: header.clone(),
+        CredentialsSpec::Header { name, env } => Credentials::ApiKeyHeader {
+            header: name.clone(),
             key: Secret::new(need(env)?),
         },
         CredentialsSpec::Basic {
-            user_env,
+            username_env,
             password_env,
         } => Credentials::Basic {
-            user: need(user_env)?,
+            user: need(username_env)?,
             password: Secret::new(need(password_env)?),
         },
     };

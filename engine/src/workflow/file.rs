@@ -125,14 +125,14 @@ pub enum CredentialsFile {
     /// A custom header carrying a secret, e.g. `X-Api-Key`.
     Header {
         /// The header's name.
-        header: String,
+        name: String,
         /// Environment variable holding the value.
         env: String,
     },
     /// HTTP basic authentication.
     Basic {
         /// Environment variable holding the user name.
-        user_env: String,
+        username_env: String,
         /// Environment variable holding the password.
         password_env: String,
     },

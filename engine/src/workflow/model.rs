@@ -113,11 +113,11 @@ pub enum CredentialsSpec {
         env: String,
     },
     Header {
-        header: String,
+        name: String,
         env: String,
     },
     Basic {
-        user_env: String,
+        username_env: String,
         password_env: String,
     },
 }

@@ -50,6 +50,9 @@ pub fn providers(
         if !is_name(name) {
             cx.at(key_pos, &c.path, bad_name("provider name", name));
         }
+        if old_credential_keys(cx, &c) {
+            continue;
+        }
         let Some(file) = cx.deserialize::<ProviderFile>(&c) else {
             continue;
         };
@@ -142,6 +145,31 @@ fn paged_as_named(
     }
 }
 
+/// The credentials keys of an older workflow format, refused at their
+/// place with the key that replaced them: one spelling for workflows and
+/// `agent.yaml` (`{type: header, name, env}`, `{type: basic,
+/// username_env, password_env}`). True when one was found, so the
+/// provider is not also reported as an unknown field.
+fn old_credential_keys(cx: &mut Ctx, provider: &Cursor<'_>) -> bool {
+    let Some(credentials) = provider.key("credentials") else {
+        return false;
+    };
+    let mut found = false;
+    for (old, new) in [("header", "name"), ("user_env", "username_env")] {
+        if credentials.key(old).is_some() {
+            found = true;
+            cx.value_error(
+                &credentials,
+                old,
+                format!(
+                    "credentials `{old}` is now `{new}` (one spelling for workflows and agent.yaml); rename the key"
+                ),
+            );
+        }
+    }
+    found
+}
+
 /// Checks that every variable name is set; the values are read at run time.
 fn credentials(
     cx: &mut Ctx,
@@ -168,19 +196,19 @@ fn credentials(
             require("env", &env);
             CredentialsSpec::Bearer { env }
         }
-        CredentialsFile::Header { header, env } => {
-            require("header", &header);
+        CredentialsFile::Header { name, env } => {
+            require("name", &name);
             require("env", &env);
-            CredentialsSpec::Header { header, env }
+            CredentialsSpec::Header { name, env }
         }
         CredentialsFile::Basic {
-            user_env,
+            username_env,
             password_env,
         } => {
-            require("user_env", &user_env);
+            require("username_env", &username_env);
             require("password_env", &password_env);
             CredentialsSpec::Basic {
-                user_env,
+                username_env,
                 password_env,
             }
         }
