@@ -53,8 +53,8 @@ TOKEN="$("$BIN" tokens create --team fuzz 2>/dev/null)"
 PIDS+=($!)
 API="$(address_of "$WORK/serve.log")"
 
-sed "s#http://127.0.0.1:8080#$SHOP#" examples/shop/nightly-open-orders.workflow.yaml >"$WORK/nightly.yaml"
-python3 - "$WORK/nightly.yaml" examples/shop/openapi.yaml >"$WORK/bundle.json" <<'PY'
+sed "s#http://127.0.0.1:8080#$SHOP#" shop/nightly-open-orders.workflow.yaml >"$WORK/nightly.yaml"
+python3 - "$WORK/nightly.yaml" shop/openapi.yaml >"$WORK/bundle.json" <<'PY'
 import json, sys
 print(json.dumps({"workflow": open(sys.argv[1]).read(),
                   "documents": {"openapi.yaml": open(sys.argv[2]).read()}}))

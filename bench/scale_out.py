@@ -199,7 +199,7 @@ def main():
     shop.stderr.readline()  # "demo shop listening on …"
     shop_url = f"http://127.0.0.1:{port}"
     here = os.path.dirname(os.path.abspath(__file__))
-    shutil.copy(os.path.join(here, "..", "examples", "shop", "openapi.yaml"), workdir)
+    shutil.copy(os.path.join(here, "..", "shop", "openapi.yaml"), workdir)
     with open(os.path.join(workdir, "walk.yaml"), "w") as f:
         f.write(f"""name: walk
 providers:

@@ -178,7 +178,7 @@ out, shop, root = sys.argv[1:4]
 # (the same request in both files, so it cancels out of the difference).
 for n in (1, 1000):
     lines = ["name: chain-%d" % n, "inputs:", "  go: { type: boolean, default: true }",
-             "providers:", "  shop:", "    openapi: %s/examples/shop/openapi.yaml" % root,
+             "providers:", "  shop:", "    openapi: %s/shop/openapi.yaml" % root,
              "    base_url: %s" % shop, "steps:"]
     for i in range(1, n):
         lines += ["  - id: s%d" % i, "    type: branch", '    if: { ref: "$.inputs.go" }',

@@ -47,8 +47,8 @@ fn valid_fixtures_load() {
 
 #[test]
 fn shipped_examples_load() {
-    let examples = workspace().join("examples/shop");
-    let found: Vec<PathBuf> = files(&examples, &["yaml"])
+    let shop = workspace().join("shop");
+    let found: Vec<PathBuf> = files(&shop, &["yaml"])
         .into_iter()
         .filter(|p| p.to_string_lossy().ends_with(".workflow.yaml"))
         .collect();

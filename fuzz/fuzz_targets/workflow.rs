@@ -1,7 +1,7 @@
 //! The workflow parser and compiler on arbitrary text: `load_str` must
 //! return a workflow or diagnostics, never panic. The source path sits
 //! beside the engine's valid fixtures, so seeds naming
-//! `../../../../examples/shop/openapi.yaml` compile against the shop's
+//! `../../../../shop/openapi.yaml` compile against the shop's
 //! document.
 #![no_main]
 #![forbid(unsafe_code)]

@@ -241,7 +241,7 @@ mod tests {
     use super::*;
 
     fn shop() -> dragnet_steps::Toolkit {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/shop/openapi.yaml");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shop/openapi.yaml");
         dragnet_steps::openapi::import_file(std::path::Path::new(path)).expect("the shop imports")
     }
 

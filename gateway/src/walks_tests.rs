@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 const CONFIG: &str = "organisation: demo
 providers:
   shop:
-    openapi: ../examples/shop/openapi.yaml
+    openapi: ../shop/openapi.yaml
     base_url: embedded
     paging:
       listJiraCustomers: {size: maxResults, offset: startAt}

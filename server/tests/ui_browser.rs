@@ -262,7 +262,7 @@ async fn in_a_browser_tables_dags_and_links_read_cleanly() {
         let a = api.team("acme").await?;
         let demo = std::fs::read_to_string(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../examples/shop/nightly-open-orders.workflow.yaml"),
+                .join("../shop/nightly-open-orders.workflow.yaml"),
         )?;
         let name = "a&b#c";
         let encoded = "a%26b%23c";

@@ -15,10 +15,10 @@ use crate::runtime::{Answer, Gateway};
 const CONFIG: &str = "organisation: demo
 providers:
   shop:
-    openapi: ../examples/shop/openapi.yaml
+    openapi: ../shop/openapi.yaml
     base_url: embedded
   shopapp:
-    app: ../examples/shop/openapi.yaml
+    app: ../shop/openapi.yaml
     base_url: embedded
 agents:
   clerk:
