@@ -32,7 +32,6 @@ mod secrets_tests;
 #[cfg(test)]
 mod testing;
 pub mod token;
-pub mod upstream;
 #[cfg(test)]
 mod walks_tests;
 

@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use chrono::Utc;
-use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
+use dragnet_steps::http::{HttpUpstream, Secret};
 use tokio::sync::Semaphore;
 use tokio::task::{self, JoinSet};
 use tokio::time::Instant;
@@ -22,7 +22,7 @@ use super::{RunObserver, RunOptions};
 use crate::error::Error;
 use crate::plan::{Edge, Plan};
 use crate::refs::Scope;
-use crate::workflow::model::{CredentialsSpec, Provider, StepId, StepKind, Workflow};
+use crate::workflow::model::{Provider, StepId, StepKind, Workflow};
 
 /// Runs `workflow` to the end (or until cancelled) and returns its record.
 pub async fn run(
@@ -343,39 +343,10 @@ fn settle_before_start(
 /// The provider's client with its credentials read now; an error (a missing
 /// variable) fails only the steps that use the provider.
 fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, ProviderError> {
-    let env = &options.env;
-    // On a server only the team's secrets are read, never the environment.
-    let need = |var: &str| match &options.secrets {
-        Some(secrets) => secrets
-            .get(var)
-            .map(|s| s.expose().to_string())
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| ProviderError::MissingSecret {
-                provider: p.name.clone(),
-                name: var.to_string(),
-            }),
-        None => env(var)
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| ProviderError::MissingVariable {
-                provider: p.name.clone(),
-                var: var.to_string(),
-            }),
-    };
-    let credentials = match &p.credentials {
-        CredentialsSpec::None => Credentials::None,
-        CredentialsSpec::Bearer { env } => Credentials::Bearer(Secret::new(need(env)?)),
-        CredentialsSpec::Header { name, env } => Credentials::ApiKeyHeader {
-            header: name.clone(),
-            key: Secret::new(need(env)?),
-        },
-        CredentialsSpec::Basic {
-            username_env,
-            password_env,
-        } => Credentials::Basic {
-            user: need(username_env)?,
-            password: Secret::new(need(password_env)?),
-        },
-    };
+    let credentials = options
+        .resolver()
+        .credentials(&p.name, p.credentials.as_file().as_ref())
+        .map_err(|e| ProviderError::of(&p.name, e))?;
     let base = options.base_urls.get(&p.name).unwrap_or(&p.base_url);
     let mut up = HttpUpstream::new(base, credentials).map_err(|error| ProviderError::Client {
         provider: p.name.clone(),

@@ -36,7 +36,7 @@ pub use step_error::{InputError, ProviderError, StepError};
 pub use trigger::{RunTrigger, TriggerKind};
 
 /// Reads an environment variable (injected so tests and servers decide).
-pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub use dragnet_providers::EnvLookup;
 
 /// How to run a workflow.
 #[derive(Clone)]
@@ -110,6 +110,17 @@ pub struct RunCache {
     pub experiment: bool,
     /// Bypass hits and replace entries (`dragnet run --refresh`).
     pub refresh: bool,
+}
+
+impl RunOptions {
+    /// Where the run's credentials are read: the team's secrets on a
+    /// server, else the environment.
+    pub fn resolver(&self) -> dragnet_providers::Resolver {
+        match &self.secrets {
+            Some(secrets) => dragnet_providers::Resolver::Team(secrets.clone()),
+            None => dragnet_providers::Resolver::Environment(self.env.clone()),
+        }
+    }
 }
 
 impl Default for RunOptions {

@@ -73,6 +73,30 @@ pub enum ProviderError {
     },
     #[error("unknown provider `{provider}`")]
     Unknown { provider: String },
+    /// Its upstream MCP server could not be started, reached or listed.
+    #[error("provider `{provider}` (an upstream MCP server): {error}")]
+    Mcp {
+        provider: String,
+        error: dragnet_providers::Error,
+    },
+}
+
+impl ProviderError {
+    /// Provider `provider` could not be used for the run.
+    pub fn of(provider: &str, e: dragnet_providers::Error) -> Self {
+        match e {
+            dragnet_providers::Error::MissingVariable { provider, var } => {
+                ProviderError::MissingVariable { provider, var }
+            }
+            dragnet_providers::Error::MissingSecret { provider, name } => {
+                ProviderError::MissingSecret { provider, name }
+            }
+            error => ProviderError::Mcp {
+                provider: provider.to_string(),
+                error,
+            },
+        }
+    }
 }
 
 impl From<RefError> for StepError {

@@ -113,30 +113,8 @@ pub struct ProviderFile {
     pub paging: BTreeMap<String, dragnet_steps::looping::overrides::PagingRoles>,
 }
 
-/// Credentials by environment variable name; values never sit in the file.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
-pub enum CredentialsFile {
-    /// `Authorization: Bearer $env`.
-    Bearer {
-        /// Environment variable holding the token.
-        env: String,
-    },
-    /// A custom header carrying a secret, e.g. `X-Api-Key`.
-    Header {
-        /// The header's name.
-        name: String,
-        /// Environment variable holding the value.
-        env: String,
-    },
-    /// HTTP basic authentication.
-    Basic {
-        /// Environment variable holding the user name.
-        username_env: String,
-        /// Environment variable holding the password.
-        password_env: String,
-    },
-}
+/// Credentials by environment variable name, spelled as in `agent.yaml`.
+pub use dragnet_providers::file::CredentialsFile;
 
 /// A cron trigger.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -122,6 +122,26 @@ pub enum CredentialsSpec {
     },
 }
 
+impl CredentialsSpec {
+    /// The credentials as written, for the one resolver that reads them
+    /// (`dragnet_providers::Resolver`).
+    pub fn as_file(&self) -> Option<dragnet_providers::file::CredentialsFile> {
+        use dragnet_providers::file::CredentialsFile;
+        match self.clone() {
+            CredentialsSpec::None => None,
+            CredentialsSpec::Bearer { env } => Some(CredentialsFile::Bearer { env }),
+            CredentialsSpec::Header { name, env } => Some(CredentialsFile::Header { name, env }),
+            CredentialsSpec::Basic {
+                username_env,
+                password_env,
+            } => Some(CredentialsFile::Basic {
+                username_env,
+                password_env,
+            }),
+        }
+    }
+}
+
 /// A provider of tools: an imported OpenAPI document and where to call it.
 #[derive(Debug, Clone)]
 pub struct Provider {

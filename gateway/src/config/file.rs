@@ -24,6 +24,10 @@ pub struct AgentConfigFile {
     /// are signed with (at least 32 bytes); needed over HTTP.
     #[serde(default)]
     pub token_secret_env: Option<String>,
+    /// Accept OAuth 2.1 access tokens over HTTP from these issuers (the
+    /// gateway as a resource server), beside or instead of HS256 tokens.
+    #[serde(default)]
+    pub oauth: Option<super::oauth::OAuthFile>,
     /// The environment variable holding the key connected-app credentials
     /// are sealed with at rest (at least 32 bytes); needed when an agent
     /// binds an `app` provider's tools and callers connect it.
@@ -43,10 +47,11 @@ pub struct AgentConfigFile {
 }
 
 /// Top-level keys, in the order of `AgentConfigFile`.
-pub const TOP_LEVEL_KEYS: [&str; 8] = [
+pub const TOP_LEVEL_KEYS: [&str; 9] = [
     "$schema",
     "organisation",
     "token_secret_env",
+    "oauth",
     "connections_key_env",
     "size_budget_tokens",
     "limits",
@@ -99,67 +104,8 @@ pub struct ProviderFile {
     pub paging: BTreeMap<String, dragnet_steps::looping::overrides::PagingRoles>,
 }
 
-/// An upstream MCP server: a command run as a child process (stdio), or a
-/// URL (streamable HTTP) with headers.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct McpFile {
-    /// The program and its arguments.
-    #[serde(default)]
-    pub command: Option<Vec<String>>,
-    #[serde(default)]
-    pub url: Option<String>,
-    /// Sent with every request to `url`.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// Sent with every request to `url`, each value read from the named
-    /// environment variable when the gateway starts (for secrets, which
-    /// do not belong in this file).
-    #[serde(default)]
-    pub headers_env: BTreeMap<String, String>,
-    /// The environment of the `command`'s child process besides the small
-    /// default one (PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, TMPDIR):
-    /// by variable name, a literal value (not for secrets) or `{env: VAR}`,
-    /// read from the gateway's environment when it starts (a missing one
-    /// stops the start). Nothing else of the gateway's environment reaches
-    /// the child.
-    #[serde(default)]
-    pub env: BTreeMap<String, ChildEnvFile>,
-}
-
-/// One variable of an MCP child's environment.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum ChildEnvFile {
-    /// This value, as written (not for secrets).
-    Literal(String),
-    /// The value of a variable of the gateway's environment.
-    FromEnv(FromEnvFile),
-}
-
-/// A value read from the gateway's environment when it starts.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FromEnvFile {
-    /// The gateway's environment variable the value is read from.
-    pub env: String,
-}
-
-/// Organisation credentials, read from the environment when the gateway
-/// starts.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum CredentialsFile {
-    /// `Authorization: Bearer <value of env>`.
-    Bearer { env: String },
-    /// `<name>: <value of env>`.
-    Header { name: String, env: String },
-    /// HTTP basic authentication.
-    Basic {
-        username_env: String,
-        password_env: String,
-    },
-}
+/// A provider's parts written the same way in workflow files.
+pub use dragnet_providers::file::{ChildEnvFile, CredentialsFile, FromEnvFile, McpFile};
 
 /// An agent.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

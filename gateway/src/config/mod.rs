@@ -7,6 +7,7 @@
 
 mod compile;
 pub mod file;
+pub mod oauth;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,8 @@ use crate::guard::SizeBudget;
 pub struct AgentConfig {
     pub organisation: String,
     pub token_secret_env: Option<String>,
+    /// The gateway as an OAuth resource server, when `oauth:` is given.
+    pub oauth: Option<crate::oauth::ResourceServerConfig>,
     /// The variable the connected-app credentials' key is read from.
     pub connections_key_env: Option<String>,
     pub size_budget: SizeBudget,
@@ -62,31 +65,9 @@ pub enum BaseUrl {
     Embedded,
 }
 
-/// How an upstream MCP server is reached.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum McpServer {
-    /// A child process: its program and arguments, and its environment
-    /// besides the default one.
-    Command {
-        argv: Vec<String>,
-        env: BTreeMap<String, ChildEnv>,
-    },
-    Url {
-        url: String,
-        headers: BTreeMap<String, String>,
-        /// Header name → the environment variable its value is read from.
-        headers_env: BTreeMap<String, String>,
-    },
-}
-
-/// One variable of an upstream MCP child's environment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChildEnv {
-    /// A value written in the configuration.
-    Literal(String),
-    /// The value of the gateway's variable of this name, read at start.
-    Var(String),
-}
+/// How an upstream MCP server is reached (the provider format shared
+/// with workflow files).
+pub use dragnet_providers::{ChildEnv, McpServer};
 
 /// An agent and its bindings.
 #[derive(Debug, Clone)]

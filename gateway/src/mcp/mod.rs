@@ -38,7 +38,7 @@ use crate::caller::{result_scope, Caller, RuntimeCredentials};
 use crate::config::ProviderKind;
 use crate::runtime::{Answer, Gateway};
 use crate::token::Claims;
-use crate::upstream::{UpstreamProgress, UpstreamProgressSink};
+use dragnet_providers::{UpstreamProgress, UpstreamProgressSink};
 
 /// How agents holding looping tools should use them, in dragnet's words.
 pub const GUIDANCE: &str = "Some tools here can read a whole collection in one call. Before you \

@@ -10,9 +10,9 @@ use dragnet_steps::http::{Credentials, HttpUpstream, Redactor, Secret};
 use super::{EnvLookup, Gateway, StartError};
 use crate::caller::{Caller, CredentialKind};
 use crate::config::file::CredentialsFile;
-use crate::config::{Binding, ChildEnv, McpServer, ProviderKind};
-use crate::upstream::mcp_client::ChildVars;
-use crate::upstream::{McpUpstream, ProviderUpstream};
+use crate::config::{Binding, McpServer, ProviderKind};
+use dragnet_providers::mcp_client::ChildVars;
+use dragnet_providers::{McpUpstream, ProviderUpstream, Resolver};
 
 /// The connection one call goes through.
 pub(super) enum CallUpstream<'a> {
@@ -82,148 +82,42 @@ impl Gateway {
     }
 }
 
+/// Why provider `provider` stops the gateway's start: a variable it names
+/// is missing, or its upstream MCP server could not be used.
+fn start_error(provider: &str, e: dragnet_providers::Error) -> StartError {
+    match e {
+        dragnet_providers::Error::MissingVariable { provider, var }
+        | dragnet_providers::Error::MissingSecret {
+            provider,
+            name: var,
+        } => StartError::MissingVariable { provider, var },
+        other => StartError::Mcp {
+            provider: provider.to_string(),
+            message: other.to_string(),
+        },
+    }
+}
+
 /// A provider's organisation credentials, read from the environment.
 pub(super) fn organisation_credentials(
     provider: &str,
     file: Option<&CredentialsFile>,
     env: &EnvLookup,
 ) -> Result<Credentials, StartError> {
-    let need = |var: &str| {
-        env(var)
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| StartError::MissingVariable {
-                provider: provider.to_string(),
-                var: var.to_string(),
-            })
-    };
-    Ok(match file {
-        None => Credentials::None,
-        Some(CredentialsFile::Bearer { env }) => Credentials::Bearer(Secret::new(need(env)?)),
-        Some(CredentialsFile::Header { name, env }) => Credentials::ApiKeyHeader {
-            header: name.clone(),
-            key: Secret::new(need(env)?),
-        },
-        Some(CredentialsFile::Basic {
-            username_env,
-            password_env,
-        }) => Credentials::Basic {
-            user: need(username_env)?,
-            password: Secret::new(need(password_env)?),
-        },
-    })
+    Resolver::Environment(env.clone())
+        .credentials(provider, file)
+        .map_err(|e| start_error(provider, e))
 }
 
-/// An upstream MCP server's connection as started: its `headers_env`
-/// values read from the environment into its headers, and its child's
-/// named variables resolved (`{env: VAR}` read from the environment, a
-/// missing one stopping the start). Every value read is a secret, added
-/// to `secrets`.
+/// An upstream MCP server's connection as started, its secrets read from
+/// the environment (added to `secrets`).
 pub(super) fn resolve_mcp(
     provider: &str,
     server: &McpServer,
     env: &EnvLookup,
     secrets: &mut Redactor,
 ) -> Result<(McpServer, ChildVars), StartError> {
-    let need = |var: &str| {
-        env(var)
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| StartError::MissingVariable {
-                provider: provider.to_string(),
-                var: var.to_string(),
-            })
-    };
-    match server {
-        McpServer::Command { env: named, .. } => {
-            let mut vars = ChildVars::new();
-            for (name, value) in named {
-                let value = match value {
-                    ChildEnv::Literal(v) => v.clone(),
-                    ChildEnv::Var(var) => {
-                        let value = need(var)?;
-                        secrets.add(&value);
-                        value
-                    }
-                };
-                vars.push((name.clone(), Secret::new(value)));
-            }
-            Ok((server.clone(), vars))
-        }
-        McpServer::Url {
-            url,
-            headers,
-            headers_env,
-        } => {
-            let mut headers = headers.clone();
-            for (name, var) in headers_env {
-                let value = need(var)?;
-                secrets.add(&value);
-                headers.insert(name.clone(), value);
-            }
-            let server = McpServer::Url {
-                url: url.clone(),
-                headers,
-                headers_env: Default::default(),
-            };
-            Ok((server, ChildVars::new()))
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn server() -> McpServer {
-        McpServer::Url {
-            url: "http://127.0.0.1:1/mcp".into(),
-            headers: [("X-Team".to_string(), "support".to_string())].into(),
-            headers_env: [("Authorization".to_string(), "WIKI_TOKEN".to_string())].into(),
-        }
-    }
-
-    #[test]
-    fn secret_headers_come_from_the_environment_or_the_start_fails_naming_the_variable() {
-        let set: EnvLookup =
-            Arc::new(|var| (var == "WIKI_TOKEN").then(|| "Bearer s3cret".to_string()));
-        let mut secrets = Redactor::default();
-        let (McpServer::Url { headers, .. }, _) =
-            resolve_mcp("wiki", &server(), &set, &mut secrets).unwrap()
-        else {
-            panic!("a URL server")
-        };
-        assert_eq!(headers["Authorization"], "Bearer s3cret");
-        assert_eq!(headers["X-Team"], "support");
-        assert_eq!(secrets.text("got Bearer s3cret".into()), "got [redacted]");
-        let unset: EnvLookup = Arc::new(|_| None);
-        let error = resolve_mcp("wiki", &server(), &unset, &mut secrets).unwrap_err();
-        assert!(error.to_string().contains("WIKI_TOKEN"), "{error}");
-    }
-
-    #[test]
-    fn a_childs_named_variables_are_read_at_start_and_known_as_secrets() {
-        let server = McpServer::Command {
-            argv: vec!["server".into()],
-            env: [
-                ("API_KEY".to_string(), ChildEnv::Var("FILES_KEY".into())),
-                ("MODE".to_string(), ChildEnv::Literal("read-only".into())),
-            ]
-            .into(),
-        };
-        let set: EnvLookup = Arc::new(|var| (var == "FILES_KEY").then(|| "fk-991".to_string()));
-        let mut secrets = Redactor::default();
-        let (_, vars) = resolve_mcp("files", &server, &set, &mut secrets).unwrap();
-        let vars: Vec<(&str, &str)> = vars.iter().map(|(n, v)| (n.as_str(), v.expose())).collect();
-        assert_eq!(vars, [("API_KEY", "fk-991"), ("MODE", "read-only")]);
-        // The value read is a secret; the literal is not.
-        assert_eq!(
-            secrets.text("fk-991 read-only".into()),
-            "[redacted] read-only"
-        );
-        let unset: EnvLookup = Arc::new(|_| None);
-        let error = resolve_mcp("files", &server, &unset, &mut secrets).unwrap_err();
-        assert!(
-            error.to_string().contains("`FILES_KEY`") && error.to_string().contains("`files`"),
-            "{error}"
-        );
-    }
+    Resolver::Environment(env.clone())
+        .mcp(provider, server, secrets)
+        .map_err(|e| start_error(provider, e))
 }

@@ -34,15 +34,15 @@ use crate::listing::{agent_tools, Bound, ToolDefinition};
 use crate::restriction::{PendingCuts, FETCH_TOOL, QUERY_TOOL};
 use crate::results::ResultStore;
 use crate::retrieval;
-use crate::upstream::mcp_tools::tool_of;
-use crate::upstream::{McpCall, McpUpstream, ProviderUpstream, UpstreamProgressSink};
+use dragnet_providers::mcp_tools::tool_of;
+use dragnet_providers::{McpCall, McpUpstream, ProviderUpstream, Resolver, UpstreamProgressSink};
 
 mod credentials;
 
 use credentials::{organisation_credentials, resolve_mcp, CallUpstream};
 
 /// Reads an environment variable (injected: tests and the CLI decide).
-pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub use dragnet_providers::EnvLookup;
 
 /// Where a call's progress goes: the walk's counters, and what an upstream
 /// MCP server reports of its own.

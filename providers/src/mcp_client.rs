@@ -31,8 +31,9 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::mcp_tools::page_of;
-use crate::config::{ChildEnv, McpServer};
+use crate::mcp_tools::page_of;
+use crate::server::{ChildEnv, McpServer};
+use crate::Error;
 
 /// A progress notification an upstream sent for a call.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,19 +106,6 @@ fn token_key(token: &ProgressToken) -> String {
     }
 }
 
-/// Why an upstream MCP server could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum McpClientError {
-    #[error("cannot start `{command}`: {message}")]
-    Spawn { command: String, message: String },
-    #[error("the MCP session did not start: {0}")]
-    Handshake(String),
-    #[error("listing its tools failed: {0}")]
-    List(String),
-    #[error("header `{name}` cannot be sent: {message}")]
-    Header { name: String, message: String },
-}
-
 /// One upstream MCP server, connected and supervised.
 pub struct McpUpstream {
     provider: String,
@@ -151,7 +139,7 @@ impl McpUpstream {
         secrets: Arc<Redactor>,
         tasks: &TaskTracker,
         shutdown: CancellationToken,
-    ) -> Result<Arc<McpUpstream>, McpClientError> {
+    ) -> Result<Arc<McpUpstream>, Error> {
         let routes: Routes = Arc::default();
         let child = Child {
             provider: provider.to_string(),
@@ -165,7 +153,7 @@ impl McpUpstream {
             .peer()
             .list_all_tools()
             .await
-            .map_err(|e| McpClientError::List(e.to_string()))?;
+            .map_err(|e| Error::List(e.to_string()))?;
         let (publish, peer) = watch::channel(Some(running.peer().clone()));
         let upstream = Arc::new(McpUpstream {
             provider: provider.to_string(),
@@ -407,11 +395,8 @@ fn identity_of(server: &McpServer) -> String {
 
 /// The command that starts `argv` with only the default environment and
 /// `vars`.
-fn child_command(
-    argv: &[String],
-    vars: &ChildVars,
-) -> Result<tokio::process::Command, McpClientError> {
-    let (program, args) = argv.split_first().ok_or_else(|| McpClientError::Spawn {
+fn child_command(argv: &[String], vars: &ChildVars) -> Result<tokio::process::Command, Error> {
+    let (program, args) = argv.split_first().ok_or_else(|| Error::Spawn {
         command: String::new(),
         message: "the command is empty".into(),
     })?;
@@ -467,11 +452,7 @@ async fn relay_stderr(child: Child, stderr: tokio::process::ChildStderr) {
 }
 
 /// Opens one connection.
-async fn open(
-    server: &McpServer,
-    child: &Child,
-    routes: &Routes,
-) -> Result<Running, McpClientError> {
+async fn open(server: &McpServer, child: &Child, routes: &Routes) -> Result<Running, Error> {
     let handler = Forwarder {
         routes: routes.clone(),
     };
@@ -481,7 +462,7 @@ async fn open(
             let (transport, stderr) = TokioChildProcess::builder(command)
                 .stderr(std::process::Stdio::piped())
                 .spawn()
-                .map_err(|e| McpClientError::Spawn {
+                .map_err(|e| Error::Spawn {
                     command: argv.join(" "),
                     message: e.to_string(),
                 })?;
@@ -491,7 +472,7 @@ async fn open(
             handler
                 .serve(transport)
                 .await
-                .map_err(|e| McpClientError::Handshake(e.to_string()))
+                .map_err(|e| Error::Handshake(e.to_string()))
         }
         McpServer::Url { url, headers, .. } => {
             // reqwest 0.13 (rmcp's) needs a process-wide TLS provider.
@@ -500,7 +481,7 @@ async fn open(
             handler
                 .serve(transport)
                 .await
-                .map_err(|e| McpClientError::Handshake(e.to_string()))
+                .map_err(|e| Error::Handshake(e.to_string()))
         }
     }
 }
@@ -508,10 +489,10 @@ async fn open(
 fn http_config(
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransportConfig, McpClientError> {
+) -> Result<StreamableHttpClientTransportConfig, Error> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
     for (name, value) in headers {
-        let bad = |message: String| McpClientError::Header {
+        let bad = |message: String| Error::Header {
             name: name.clone(),
             message,
         };

@@ -1,16 +1,13 @@
 //! Where a provider's calls go: an OpenAPI provider's HTTP client, or an
 //! upstream MCP server (a supervised child process or a streamable HTTP
 //! server) whose tools become loop-layer tools. Both are driven through
-//! the same `steps::execute`.
-
-pub mod mcp_client;
-pub mod mcp_tools;
+//! the same `dragnet_steps::execute`.
 
 use std::sync::Arc;
 
 use dragnet_steps::http::HttpUpstream;
 
-pub use mcp_client::{McpCall, McpUpstream, UpstreamProgress, UpstreamProgressSink};
+use crate::mcp_client::McpUpstream;
 
 /// One provider's connection.
 #[derive(Debug, Clone)]

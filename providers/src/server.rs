@@ -1,0 +1,33 @@
+//! How an upstream MCP server is reached, as compiled from [`McpFile`]
+//! (`crate::file::McpFile`): validated, with its secrets still named, not
+//! read (`crate::credentials` reads them when the server is started).
+//!
+//! [`McpFile`]: crate::file::McpFile
+
+use std::collections::BTreeMap;
+
+/// How an upstream MCP server is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpServer {
+    /// A child process: its program and arguments, and its environment
+    /// besides the default one.
+    Command {
+        argv: Vec<String>,
+        env: BTreeMap<String, ChildEnv>,
+    },
+    Url {
+        url: String,
+        headers: BTreeMap<String, String>,
+        /// Header name → the environment variable its value is read from.
+        headers_env: BTreeMap<String, String>,
+    },
+}
+
+/// One variable of an upstream MCP child's environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChildEnv {
+    /// A value written in the configuration.
+    Literal(String),
+    /// The value of the gateway's variable of this name, read at start.
+    Var(String),
+}
