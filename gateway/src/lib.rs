@@ -9,12 +9,30 @@
 //! transport; `mcp` is the one adapter over rmcp that serves it (stdio and
 //! streamable HTTP). Storage is behind the `ResultStore` port it owns;
 //! dragnet-store implements it on PostgreSQL and SQLite.
+//!
+//! Layout, vocabulary first: no module uses one listed after it.
+//! - [`error`]: the crate's error; [`definition`]: a tool as an MCP client
+//!   sees it; [`token`]: HS256 caller tokens.
+//! - [`results`]: stored results (the id, its time to live);
+//!   [`caller`]: the Caller (claims, thread, runtime credentials, its cache
+//!   scope and TTL); [`connections`]: the sealer of connected-app
+//!   credentials.
+//! - [`restriction`]: after a cut, only retrieval of it; [`render`]: the
+//!   agent's rendering of a walk; [`guard`]: the size guard;
+//!   [`retrieval`]: `queryToolResult` and `fetchToolResult`.
+//! - [`discovery`]: the split, the search and an agent's pool;
+//!   [`listing`]: an agent's tool definitions; [`apps`]: the connected-app
+//!   tools; [`config`]: `agent.yaml` compiled.
+//! - [`runtime`]: the [`runtime::Gateway`], which lists and calls an
+//!   agent's tools and answers the discovery and connected-app tools.
+//! - [`mcp`]: the adapter over rmcp.
 #![forbid(unsafe_code)]
 
 pub mod apps;
 pub mod caller;
 pub mod config;
 pub mod connections;
+pub mod definition;
 pub mod discovery;
 pub mod error;
 pub mod guard;

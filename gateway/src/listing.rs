@@ -11,21 +11,12 @@
 use std::collections::{BTreeSet, HashMap};
 
 use dragnet_steps::Tool;
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::definition::ToolDefinition;
 use crate::restriction::{FETCH_TOOL, QUERY_TOOL};
 use crate::results::RESULT_TTL;
-
-/// A tool as an MCP client sees it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolDefinition {
-    pub name: String,
-    pub description: String,
-    pub input_schema: Value,
-}
 
 /// One bound tool of an agent.
 #[derive(Debug, Clone)]

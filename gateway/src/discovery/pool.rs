@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use super::search::{verbs_of, SearchDoc, SearchIndex};
 use super::split::{split, Candidate, Split};
-use crate::listing::ToolDefinition;
+use crate::definition::ToolDefinition;
 use crate::results::ResultScope;
 
 pub const SEARCH_TOOL: &str = "search_tools";

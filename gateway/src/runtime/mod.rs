@@ -28,16 +28,19 @@ use tokio_util::task::TaskTracker;
 use crate::caller::{cache_scope, cache_ttl, Caller};
 use crate::config::{AgentConfig, BaseUrl, Binding, ProviderKind};
 use crate::connections::{ConnectionStore, Sealer};
+use crate::definition::ToolDefinition;
 use crate::discovery::pool::{meta_tools, AgentPool, Loaded, LOAD_TOOL, SEARCH_TOOL};
 use crate::guard::guard;
-use crate::listing::{agent_tools, Bound, ToolDefinition};
+use crate::listing::{agent_tools, Bound};
 use crate::restriction::{PendingCuts, FETCH_TOOL, QUERY_TOOL};
 use crate::results::ResultStore;
 use crate::retrieval;
 use dragnet_providers::mcp_tools::tool_of;
 use dragnet_providers::{McpCall, McpUpstream, ProviderUpstream, Resolver, UpstreamProgressSink};
 
+mod apps;
 mod credentials;
+mod discovery;
 
 use credentials::{organisation_credentials, resolve_mcp, CallUpstream};
 

@@ -47,7 +47,7 @@ async fn call(g: &Gateway, who: &Caller, name: &str, args: Value) -> Answer {
         .await
 }
 
-fn names(defs: &[crate::listing::ToolDefinition]) -> Vec<&str> {
+fn names(defs: &[crate::definition::ToolDefinition]) -> Vec<&str> {
     defs.iter().map(|d| d.name.as_str()).collect()
 }
 

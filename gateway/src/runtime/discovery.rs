@@ -1,15 +1,17 @@
-//! The gateway's side of discovery: each agent's pool built from its
+//! The gateway's side of discovery ([`crate::discovery`]): each agent's pool built from its
 //! served tools, its split explained, and the discovery tools' calls
 //! (`search_tools`, `load_tool`, and `call_tool` handing its inner call
 //! back to the bound-tool path).
 
 use serde_json::{Map, Value};
 
-use super::pool::{names_to_load, AgentPool, PoolEntry, CALL_TOOL, LOAD_TOOL, SEARCH_TOOL};
-use super::split::Placement;
+use super::{Answer, Gateway};
 use crate::caller::Caller;
 use crate::config::ProviderKind;
-use crate::runtime::{Answer, Gateway};
+use crate::discovery::pool::{
+    names_to_load, AgentPool, PoolEntry, CALL_TOOL, LOAD_TOOL, SEARCH_TOOL,
+};
+use crate::discovery::split::{Placement, DEFAULT_BUDGET};
 
 impl Gateway {
     /// `agent`'s split and pool index, from its served tools.
@@ -37,7 +39,7 @@ impl Gateway {
             .config
             .agents
             .get(agent)
-            .map_or(crate::discovery::split::DEFAULT_BUDGET, |a| a.tool_budget);
+            .map_or(DEFAULT_BUDGET, |a| a.tool_budget);
         AgentPool::new(&entries, budget)
     }
 
@@ -130,3 +132,7 @@ impl Gateway {
         Ok(serde_json::json!({"loaded": names, "tools": tools, "note": how}).to_string())
     }
 }
+
+#[cfg(test)]
+#[path = "discovery_tests.rs"]
+mod tests;
