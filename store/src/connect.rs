@@ -46,13 +46,16 @@ impl PoolSize {
     pub const DEFAULT: PoolSize = PoolSize(POSTGRES_CONNECTIONS);
     pub const MAX: u32 = 200;
 
-    pub fn new(n: u64) -> std::result::Result<PoolSize, String> {
+    pub fn new(n: u64) -> Result<PoolSize> {
         match u32::try_from(n) {
             Ok(n @ 1..=PoolSize::MAX) => Ok(PoolSize(n)),
-            _ => Err(format!(
-                "a pool of {n} connections: give from 1 to {}",
-                PoolSize::MAX
-            )),
+            _ => Err(Error::OutOfRange {
+                what: "a pool",
+                value: n,
+                unit: "connections",
+                min: 1,
+                max: u64::from(PoolSize::MAX),
+            }),
         }
     }
 
@@ -217,6 +220,19 @@ mod tests {
         let shown = target(&options);
         assert_eq!(shown, "db.example:6543/app");
         assert!(!shown.contains("hunter2") && !shown.contains("alice"));
+    }
+
+    #[test]
+    fn a_pool_is_between_one_and_two_hundred_connections() {
+        assert_eq!(PoolSize::new(1).map(PoolSize::get).ok(), Some(1));
+        assert_eq!(PoolSize::new(200).map(PoolSize::get).ok(), Some(200));
+        for n in [0, 201, u64::from(u32::MAX) + 1] {
+            let refused = PoolSize::new(n).err().map(|e| e.to_string());
+            assert_eq!(
+                refused,
+                Some(format!("a pool of {n} connections: give from 1 to 200"))
+            );
+        }
     }
 
     #[tokio::test]

@@ -116,6 +116,19 @@ pub enum Error {
     /// A blocking job (compression) ended abnormally.
     #[error("a background job of the store ended abnormally")]
     Background,
+
+    /// A setting outside the range it takes (a pool's size, a lease's
+    /// length).
+    #[error("{what} of {value} {unit}: give from {min} to {max}")]
+    OutOfRange {
+        /// What was given, e.g. `a pool`.
+        what: &'static str,
+        value: u64,
+        /// What `value`, `min` and `max` count, e.g. `connections`.
+        unit: &'static str,
+        min: u64,
+        max: u64,
+    },
 }
 
 impl Error {

@@ -46,12 +46,19 @@ impl LeaseLength {
     /// Thirty seconds.
     pub const DEFAULT: LeaseLength = LeaseLength(std::time::Duration::from_secs(30));
 
-    pub fn new(length: std::time::Duration) -> std::result::Result<LeaseLength, String> {
-        match length.as_millis() {
-            1_000..=3_600_000 => Ok(LeaseLength(length)),
-            ms => Err(format!(
-                "a lease of {ms} ms: give between 1 second and 1 hour"
-            )),
+    pub fn new(length: std::time::Duration) -> Result<LeaseLength> {
+        const MIN: u64 = 1_000;
+        const MAX: u64 = 3_600_000;
+        let ms = u64::try_from(length.as_millis()).unwrap_or(u64::MAX);
+        match ms {
+            MIN..=MAX => Ok(LeaseLength(length)),
+            value => Err(Error::OutOfRange {
+                what: "a lease",
+                value,
+                unit: "ms",
+                min: MIN,
+                max: MAX,
+            }),
         }
     }
 
@@ -343,5 +350,11 @@ mod tests {
         assert!(LeaseLength::new(Duration::from_secs(1)).is_ok());
         assert!(LeaseLength::new(Duration::from_secs(3600)).is_ok());
         assert!(LeaseLength::new(Duration::from_secs(3601)).is_err());
+        let refused = LeaseLength::new(Duration::from_millis(999)).err();
+        assert_eq!(
+            refused.map(|e| e.to_string()),
+            Some("a lease of 999 ms: give from 1000 to 3600000".to_string())
+        );
+        assert!(LeaseLength::new(Duration::MAX).is_err());
     }
 }
