@@ -382,9 +382,10 @@ impl Writer {
             });
             self.write_finished(&mut pending).await;
             if let Some(cur) = self.current.as_ref().filter(|_| !self.fenced) {
-                // The final status is what frees the run: a failure that is
-                // not a refusal (a lock, a dropped connection) is retried a
-                // few times before the lease's expiry is left to recover it.
+                // The final status is what frees the run: a transient
+                // failure (a lock, a dropped connection) is retried a few
+                // times before the lease's expiry is left to recover it; a
+                // refusal or any other failure would fail the same way again.
                 let mut written = Ok(());
                 for pause in FINAL_WRITE_RETRIES {
                     written = self
@@ -392,11 +393,11 @@ impl Writer {
                         .write_run_row_fenced(&cur.record, &self.options.owner, now, self.lease())
                         .await;
                     match &written {
-                        Err(crate::error::Error::Fenced { .. }) | Ok(()) => break,
-                        Err(error) => {
+                        Err(error) if error.is_transient() => {
                             tracing::debug!(run_id = %cur.record.run_id, %error, "retrying the run's final write");
                             tokio::time::sleep(pause).await;
                         }
+                        Err(_) | Ok(()) => break,
                     }
                 }
                 let run_id = cur.record.run_id.clone();
