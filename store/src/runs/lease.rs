@@ -16,7 +16,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::db::{col, Db, SqliteTime, Stamp};
+use crate::db::{col, with_pool, Db, PgTime, SqliteTime, Stamp};
 use crate::error::{Error, Result};
 
 /// The database's clock in SQLite, in milliseconds since the epoch.
@@ -69,10 +69,6 @@ impl LeaseLength {
     fn millis(self) -> i64 {
         i64::try_from(self.0.as_millis()).unwrap_or(i64::MAX)
     }
-
-    fn seconds(self) -> f64 {
-        self.0.as_secs_f64()
-    }
 }
 
 /// What a claim statement returns.
@@ -90,47 +86,61 @@ where
     })
 }
 
+/// What the lease statements say differently on each backend.
+trait LeaseSql: Stamp {
+    /// The database's clock, as the backend stores a timestamp.
+    const NOW: &'static str;
+    /// Turns a number of milliseconds into what `NOW` adds.
+    const MS: &'static str;
+    /// Locks the picked row and skips rows other claimers locked.
+    const SKIP_LOCKED: &'static str;
+}
+
+impl LeaseSql for PgTime {
+    const NOW: &'static str = "now()";
+    const MS: &'static str = " * interval '1 millisecond'";
+    const SKIP_LOCKED: &'static str = "FOR UPDATE SKIP LOCKED";
+}
+
+/// SQLite serialises its writers: no row is ever locked by another claimer.
+impl LeaseSql for SqliteTime {
+    const NOW: &'static str = SQLITE_NOW;
+    const MS: &'static str = "";
+    const SKIP_LOCKED: &'static str = "";
+}
+
+/// The runs nobody holds: queued and unclaimed, or whose lease expired.
+fn unheld(now: &str) -> String {
+    format!(
+        "team_id IS NOT NULL AND ((status = 'queued' AND lease_owner IS NULL) \
+         OR (status IN ('queued', 'running') AND lease_expires_at < {now}))"
+    )
+}
+
 impl Db {
     /// Claims the oldest claimable run: queued and unclaimed, or holding a
     /// lease that expired (its process died or stalled: a takeover).
     pub async fn claim_next(&self, owner: &str, length: LeaseLength) -> Result<Option<Lease>> {
-        match self {
-            Db::Postgres(pool) => {
-                let row = sqlx::query(
-                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $1, \
-                     lease_expires_at = now() + make_interval(secs => $2) \
-                     WHERE run_id = (SELECT run_id FROM runs WHERE team_id IS NOT NULL \
-                       AND ((status = 'queued' AND lease_owner IS NULL) \
-                         OR (status IN ('queued', 'running') AND lease_expires_at < now())) \
-                       ORDER BY started_at, run_id LIMIT 1 FOR UPDATE SKIP LOCKED) \
-                     RETURNING run_id, attempt",
-                )
+        with_pool!(self, |pool, T| {
+            let sql = format!(
+                "UPDATE runs SET attempt = attempt + 1, lease_owner = $1, \
+                 lease_expires_at = {now} + $2{ms} \
+                 WHERE run_id = (SELECT run_id FROM runs WHERE {unheld} \
+                   ORDER BY started_at, run_id LIMIT 1 {skip}) \
+                 RETURNING run_id, attempt",
+                now = T::NOW,
+                ms = T::MS,
+                unheld = unheld(T::NOW),
+                skip = T::SKIP_LOCKED,
+            );
+            let row = sqlx::query(&sql)
                 .bind(owner)
-                .bind(length.seconds())
+                .bind(length.millis())
                 .fetch_optional(pool)
                 .await
-                .map_err(Error::query("postgres", "runs.claim_next"))?;
-                row.map(|r| lease_of(&r, owner)).transpose()
-            }
-            Db::Sqlite(pool) => {
-                let sql = format!(
-                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $1, \
-                     lease_expires_at = {SQLITE_NOW} + $2 \
-                     WHERE run_id = (SELECT run_id FROM runs WHERE team_id IS NOT NULL \
-                       AND ((status = 'queued' AND lease_owner IS NULL) \
-                         OR (status IN ('queued', 'running') AND lease_expires_at < {SQLITE_NOW})) \
-                       ORDER BY started_at, run_id LIMIT 1) \
-                     RETURNING run_id, attempt"
-                );
-                let row = sqlx::query(&sql)
-                    .bind(owner)
-                    .bind(length.millis())
-                    .fetch_optional(pool)
-                    .await
-                    .map_err(Error::query("sqlite", "runs.claim_next"))?;
-                row.map(|r| lease_of(&r, owner)).transpose()
-            }
-        }
+                .map_err(Error::query(self.backend(), "runs.claim_next"))?;
+            row.map(|r| lease_of(&r, owner)).transpose()
+        })
     }
 
     /// Renews `lease` for `length` from now (the database's now). `None`
@@ -138,45 +148,30 @@ impl Db {
     /// the run over, and this one must stop and write nothing more. The
     /// renewal says too whether someone asked for the run to be cancelled.
     pub async fn renew_lease(&self, lease: &Lease, length: LeaseLength) -> Result<Option<Renewal>> {
-        const WHERE: &str = "WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3 \
-                             RETURNING lease_expires_at, cancel_requested";
-        match self {
-            Db::Postgres(pool) => {
-                let sql = format!(
-                    "UPDATE runs SET lease_expires_at = now() + make_interval(secs => $4) {WHERE}"
-                );
-                let row: Option<(DateTime<Utc>, bool)> = sqlx::query_as(&sql)
-                    .bind(&lease.run_id)
-                    .bind(lease.attempt)
-                    .bind(&lease.owner)
-                    .bind(length.seconds())
-                    .fetch_optional(pool)
-                    .await
-                    .map_err(Error::query("postgres", "runs.renew_lease"))?;
-                Ok(row.map(|(expires_at, cancel_requested)| Renewal {
-                    expires_at,
+        with_pool!(self, |pool, T| {
+            let sql = format!(
+                "UPDATE runs SET lease_expires_at = {now} + $4{ms} \
+                 WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3 \
+                 RETURNING lease_expires_at, cancel_requested",
+                now = T::NOW,
+                ms = T::MS,
+            );
+            let row: Option<(<T as Stamp>::Raw, bool)> = sqlx::query_as(&sql)
+                .bind(&lease.run_id)
+                .bind(lease.attempt)
+                .bind(&lease.owner)
+                .bind(length.millis())
+                .fetch_optional(pool)
+                .await
+                .map_err(Error::query(self.backend(), "runs.renew_lease"))?;
+            row.map(|(at, cancel_requested)| {
+                Ok(Renewal {
+                    expires_at: T::dec(at)?,
                     cancel_requested,
-                }))
-            }
-            Db::Sqlite(pool) => {
-                let sql = format!("UPDATE runs SET lease_expires_at = {SQLITE_NOW} + $4 {WHERE}");
-                let row: Option<(i64, bool)> = sqlx::query_as(&sql)
-                    .bind(&lease.run_id)
-                    .bind(lease.attempt)
-                    .bind(&lease.owner)
-                    .bind(length.millis())
-                    .fetch_optional(pool)
-                    .await
-                    .map_err(Error::query("sqlite", "runs.renew_lease"))?;
-                row.map(|(at, cancel_requested)| {
-                    Ok(Renewal {
-                        expires_at: SqliteTime::dec(at)?,
-                        cancel_requested,
-                    })
                 })
-                .transpose()
-            }
-        }
+            })
+            .transpose()
+        })
     }
 
     /// Asks for run `run_id` to be cancelled wherever it runs: the process
@@ -185,20 +180,14 @@ impl Db {
     pub async fn request_cancel(&self, run_id: &str) -> Result<bool> {
         const SQL: &str = "UPDATE runs SET cancel_requested = TRUE \
              WHERE run_id = $1 AND status IN ('queued', 'running')";
-        let done = match self {
-            Db::Postgres(pool) => sqlx::query(SQL)
+        let done = with_pool!(self, |pool, T| {
+            sqlx::query(SQL)
                 .bind(run_id)
                 .execute(pool)
                 .await
-                .map_err(Error::query("postgres", "runs.request_cancel"))?
-                .rows_affected(),
-            Db::Sqlite(pool) => sqlx::query(SQL)
-                .bind(run_id)
-                .execute(pool)
-                .await
-                .map_err(Error::query("sqlite", "runs.request_cancel"))?
-                .rows_affected(),
-        };
+                .map_err(Error::query(self.backend(), "runs.request_cancel"))?
+                .rows_affected()
+        });
         Ok(done > 0)
     }
 
@@ -211,43 +200,25 @@ impl Db {
         owner: &str,
         length: LeaseLength,
     ) -> Result<Option<Lease>> {
-        match self {
-            Db::Postgres(pool) => {
-                let row = sqlx::query(
-                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $2, \
-                     lease_expires_at = now() + make_interval(secs => $3) \
-                     WHERE run_id = $1 AND team_id IS NOT NULL \
-                       AND ((status = 'queued' AND lease_owner IS NULL) \
-                         OR (status IN ('queued', 'running') AND lease_expires_at < now())) \
-                     RETURNING run_id, attempt",
-                )
+        with_pool!(self, |pool, T| {
+            let sql = format!(
+                "UPDATE runs SET attempt = attempt + 1, lease_owner = $2, \
+                 lease_expires_at = {now} + $3{ms} \
+                 WHERE run_id = $1 AND {unheld} \
+                 RETURNING run_id, attempt",
+                now = T::NOW,
+                ms = T::MS,
+                unheld = unheld(T::NOW),
+            );
+            let row = sqlx::query(&sql)
                 .bind(run_id)
                 .bind(owner)
-                .bind(length.seconds())
+                .bind(length.millis())
                 .fetch_optional(pool)
                 .await
-                .map_err(Error::query("postgres", "runs.claim_unheld"))?;
-                row.map(|r| lease_of(&r, owner)).transpose()
-            }
-            Db::Sqlite(pool) => {
-                let sql = format!(
-                    "UPDATE runs SET attempt = attempt + 1, lease_owner = $2, \
-                     lease_expires_at = {SQLITE_NOW} + $3 \
-                     WHERE run_id = $1 AND team_id IS NOT NULL \
-                       AND ((status = 'queued' AND lease_owner IS NULL) \
-                         OR (status IN ('queued', 'running') AND lease_expires_at < {SQLITE_NOW})) \
-                     RETURNING run_id, attempt"
-                );
-                let row = sqlx::query(&sql)
-                    .bind(run_id)
-                    .bind(owner)
-                    .bind(length.millis())
-                    .fetch_optional(pool)
-                    .await
-                    .map_err(Error::query("sqlite", "runs.claim_unheld"))?;
-                row.map(|r| lease_of(&r, owner)).transpose()
-            }
-        }
+                .map_err(Error::query(self.backend(), "runs.claim_unheld"))?;
+            row.map(|r| lease_of(&r, owner)).transpose()
+        })
     }
 
     /// Hands `lease` back: it expires now, so any process may claim the
@@ -255,30 +226,7 @@ impl Db {
     /// run's writer has stopped (its heartbeats would renew the lease
     /// again). False when the lease was no longer this attempt's.
     pub async fn release_lease(&self, lease: &Lease) -> Result<bool> {
-        const WHERE: &str = "WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3";
-        let done = match self {
-            Db::Postgres(pool) => sqlx::query(&format!(
-                "UPDATE runs SET lease_expires_at = now() - interval '1 millisecond' {WHERE}"
-            ))
-            .bind(&lease.run_id)
-            .bind(lease.attempt)
-            .bind(&lease.owner)
-            .execute(pool)
-            .await
-            .map_err(Error::query("postgres", "runs.release_lease"))?
-            .rows_affected(),
-            Db::Sqlite(pool) => sqlx::query(&format!(
-                "UPDATE runs SET lease_expires_at = {SQLITE_NOW} - 1 {WHERE}"
-            ))
-            .bind(&lease.run_id)
-            .bind(lease.attempt)
-            .bind(&lease.owner)
-            .execute(pool)
-            .await
-            .map_err(Error::query("sqlite", "runs.release_lease"))?
-            .rows_affected(),
-        };
-        Ok(done > 0)
+        self.expire_lease(lease, "", "", "runs.release_lease").await
     }
 
     /// Hands run `lease.run_id` back at shutdown: `queued` again, its
@@ -287,30 +235,40 @@ impl Db {
     /// Call it once the run's writer has stopped. False when the lease was
     /// no longer this attempt's, or the run had ended.
     pub async fn hand_back(&self, lease: &Lease) -> Result<bool> {
-        const WHERE: &str = "WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3 \
-                             AND status IN ('queued', 'running')";
-        let done = match self {
-            Db::Postgres(pool) => sqlx::query(&format!(
-                "UPDATE runs SET status = 'queued', lease_expires_at = now() - interval '1 millisecond' {WHERE}"
-            ))
-            .bind(&lease.run_id)
-            .bind(lease.attempt)
-            .bind(&lease.owner)
-            .execute(pool)
-            .await
-            .map_err(Error::query("postgres", "runs.hand_back"))?
-            .rows_affected(),
-            Db::Sqlite(pool) => sqlx::query(&format!(
-                "UPDATE runs SET status = 'queued', lease_expires_at = {SQLITE_NOW} - 1 {WHERE}"
-            ))
-            .bind(&lease.run_id)
-            .bind(lease.attempt)
-            .bind(&lease.owner)
-            .execute(pool)
-            .await
-            .map_err(Error::query("sqlite", "runs.hand_back"))?
-            .rows_affected(),
-        };
+        self.expire_lease(
+            lease,
+            "status = 'queued', ",
+            "AND status IN ('queued', 'running')",
+            "runs.hand_back",
+        )
+        .await
+    }
+
+    /// Makes `lease` expire a millisecond ago, setting `set` too, when it is
+    /// still this attempt's and `and` holds.
+    async fn expire_lease(
+        &self,
+        lease: &Lease,
+        set: &str,
+        and: &str,
+        op: &'static str,
+    ) -> Result<bool> {
+        let done = with_pool!(self, |pool, T| {
+            let sql = format!(
+                "UPDATE runs SET {set}lease_expires_at = {now} - 1{ms} \
+                 WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3 {and}",
+                now = T::NOW,
+                ms = T::MS,
+            );
+            sqlx::query(&sql)
+                .bind(&lease.run_id)
+                .bind(lease.attempt)
+                .bind(&lease.owner)
+                .execute(pool)
+                .await
+                .map_err(Error::query(self.backend(), op))?
+                .rows_affected()
+        });
         Ok(done > 0)
     }
 
@@ -319,22 +277,15 @@ impl Db {
     pub async fn holds_lease(&self, lease: &Lease) -> Result<bool> {
         const SQL: &str =
             "SELECT COUNT(*) FROM runs WHERE run_id = $1 AND attempt = $2 AND lease_owner = $3";
-        let n: i64 = match self {
-            Db::Postgres(pool) => sqlx::query_scalar(SQL)
+        let n: i64 = with_pool!(self, |pool, T| {
+            sqlx::query_scalar(SQL)
                 .bind(&lease.run_id)
                 .bind(lease.attempt)
                 .bind(&lease.owner)
                 .fetch_one(pool)
                 .await
-                .map_err(Error::query("postgres", "runs.holds_lease"))?,
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL)
-                .bind(&lease.run_id)
-                .bind(lease.attempt)
-                .bind(&lease.owner)
-                .fetch_one(pool)
-                .await
-                .map_err(Error::query("sqlite", "runs.holds_lease"))?,
-        };
+                .map_err(Error::query(self.backend(), "runs.holds_lease"))?
+        });
         Ok(n > 0)
     }
 }
