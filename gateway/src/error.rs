@@ -40,6 +40,11 @@ pub enum Error {
     /// The store failed; the message is the store's own.
     #[error("the result store failed: {0}")]
     Store(String),
+
+    /// The secret callers' tokens are signed with is too short to sign
+    /// with.
+    #[error("the token secret has {bytes} bytes; give at least {min}")]
+    ShortTokenSecret { bytes: usize, min: usize },
 }
 
 impl Error {
@@ -59,6 +64,7 @@ impl Error {
             Error::NoItems { .. } => "no_items",
             Error::RetrievalOnly { .. } => "retrieval_only",
             Error::Store(_) => "store_error",
+            Error::ShortTokenSecret { .. } => "short_token_secret",
         }
     }
 }

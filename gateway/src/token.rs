@@ -55,17 +55,22 @@ struct Header {
 pub struct TokenKey(HmacSha256);
 
 impl TokenKey {
-    /// A key from the configured secret; at least 32 bytes.
-    pub fn new(secret: &[u8]) -> Result<TokenKey, String> {
-        if secret.len() < 32 {
-            return Err(format!(
-                "the token secret has {} bytes; give at least 32",
-                secret.len()
-            ));
+    /// The fewest bytes a secret may have.
+    pub const MIN_SECRET: usize = 32;
+
+    /// A key from the configured secret; at least `MIN_SECRET` bytes.
+    pub fn new(secret: &[u8]) -> Result<TokenKey, crate::Error> {
+        let short = crate::Error::ShortTokenSecret {
+            bytes: secret.len(),
+            min: TokenKey::MIN_SECRET,
+        };
+        if secret.len() < TokenKey::MIN_SECRET {
+            return Err(short);
         }
+        // HMAC takes a key of any length: only the check above refuses one.
         HmacSha256::new_from_slice(secret)
             .map(TokenKey)
-            .map_err(|e| format!("the token secret cannot key HMAC: {e}"))
+            .map_err(|_| short)
     }
 
     fn mac(&self) -> HmacSha256 {
@@ -188,6 +193,9 @@ mod tests {
         // Errors never repeat the token.
         let e = other.verify(&good, now()).unwrap_err().to_string();
         assert!(!e.contains(parts[2]));
-        assert!(TokenKey::new(b"short").is_err());
+        assert!(matches!(
+            TokenKey::new(b"short"),
+            Err(crate::Error::ShortTokenSecret { bytes: 5, min: 32 })
+        ));
     }
 }
