@@ -13,10 +13,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use dragnet_core::ResultScope;
 use dragnet_steps::cache::CacheScope;
 use dragnet_steps::http::Secret;
 
-use crate::results::ResultScope;
 use crate::token::Claims;
 
 /// Everything a call is made for: who (the verified claims), the thread

@@ -4,52 +4,26 @@
 //! tenant the token names — within the organisation, and are kept sealed:
 //! AES-256-GCM under a key from the configuration, with a fresh nonce per
 //! write and the owner and provider bound in as associated data, so a
-//! sealed value copied to another user's row does not open. The
-//! `ConnectionStore` port is this crate's; a store implements it. Nothing
-//! here logs a credential; they travel as `Secret`.
+//! sealed value copied to another user's row does not open. They are kept
+//! through dragnet-core's `ConnectionStore` port (a store implements it).
+//! Nothing here logs a credential; they travel as `Secret`.
 
-use dragnet_steps::http::Secret;
+use dragnet_core::ConnectionOwner;
+use dragnet_steps::http::{SealError, Secret};
 
-use crate::results::StoreFuture;
 use crate::token::Claims;
 
-/// Whose a connection is: the organisation, and `user:<sub>` or
-/// `tenant:<cache_scope>`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConnectionOwner {
-    pub org: String,
-    pub owner: String,
-}
-
-impl ConnectionOwner {
-    /// The tenant when the token names one, else the user.
-    pub fn of(claims: &Claims) -> ConnectionOwner {
-        let owner = match &claims.cache_scope {
-            Some(tenant) if !tenant.trim().is_empty() => format!("tenant:{tenant}"),
-            _ => format!("user:{}", claims.sub),
-        };
-        ConnectionOwner {
-            org: claims.org.clone(),
-            owner,
-        }
+/// Whose the connections of a caller with `claims` are: the tenant when
+/// the token names one, else the user.
+pub fn owner_of(claims: &Claims) -> ConnectionOwner {
+    let owner = match &claims.cache_scope {
+        Some(tenant) if !tenant.trim().is_empty() => format!("tenant:{tenant}"),
+        _ => format!("user:{}", claims.sub),
+    };
+    ConnectionOwner {
+        org: claims.org.clone(),
+        owner,
     }
-}
-
-/// Keeps sealed connections.
-pub trait ConnectionStore: Send + Sync {
-    /// Stores (or replaces) `owner`'s sealed credentials for `provider`.
-    fn put_sealed<'a>(
-        &'a self,
-        owner: &'a ConnectionOwner,
-        provider: &'a str,
-        sealed: &'a [u8],
-    ) -> StoreFuture<'a, ()>;
-    /// `owner`'s sealed credentials for `provider`, if any.
-    fn get_sealed<'a>(
-        &'a self,
-        owner: &'a ConnectionOwner,
-        provider: &'a str,
-    ) -> StoreFuture<'a, Option<Vec<u8>>>;
 }
 
 /// The shortest connection key accepted, in bytes.
@@ -63,10 +37,8 @@ pub struct Sealer(dragnet_steps::http::Sealer);
 impl Sealer {
     /// A sealer whose AES-256 key is the SHA-256 of `secret` (at least 32
     /// bytes long).
-    pub fn new(secret: &[u8]) -> Result<Sealer, String> {
-        dragnet_steps::http::Sealer::new(secret)
-            .map(Sealer)
-            .map_err(|e| format!("the connection key: {e}"))
+    pub fn new(secret: &[u8]) -> Result<Sealer, SealError> {
+        dragnet_steps::http::Sealer::new(secret).map(Sealer)
     }
 
     /// The nonce, then the ciphertext and its tag.
@@ -75,10 +47,8 @@ impl Sealer {
         owner: &ConnectionOwner,
         provider: &str,
         secret: &Secret,
-    ) -> Result<Vec<u8>, String> {
-        self.0
-            .seal(&aad(owner, provider), secret)
-            .map_err(|e| e.to_string())
+    ) -> Result<Vec<u8>, SealError> {
+        self.0.seal(&aad(owner, provider), secret)
     }
 
     /// The credentials `sealed` holds for `owner` and `provider`; `None`

@@ -37,9 +37,10 @@ pub enum Error {
     )]
     RetrievalOnly { tool: String, id: String },
 
-    /// The store failed; the message is the store's own.
+    /// The store behind a port failed: its error, kept whole (whether it
+    /// is transient included).
     #[error("the result store failed: {0}")]
-    Store(String),
+    Store(#[from] dragnet_core::Error),
 
     /// The secret callers' tokens are signed with is too short to sign
     /// with.

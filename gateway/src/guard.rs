@@ -9,13 +9,13 @@
 //! without walking again.
 
 use chrono::{DateTime, Utc};
+use dragnet_core::{ResultId, ResultScope, ResultStore};
 use dragnet_steps::{LoopResult, Payload};
 use serde_json::{json, Value};
 
 use crate::error::Error;
 use crate::render::{render, render_cut};
-use crate::result_id::ResultId;
-use crate::results::{keep_as, ResultScope, ResultStore, StoredResult};
+use crate::results::{keep_as, StoredResult};
 
 /// The budget when none is configured.
 pub const DEFAULT_BUDGET_TOKENS: usize = 8_000;
@@ -66,7 +66,7 @@ pub struct Guarded {
 pub async fn guard(
     result: LoopResult,
     budget: SizeBudget,
-    store: &dyn ResultStore,
+    store: &dyn ResultStore<Payload>,
     scope: &ResultScope,
     now: DateTime<Utc>,
 ) -> Result<Guarded, Error> {

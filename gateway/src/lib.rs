@@ -7,8 +7,10 @@
 //! read it (`queryToolResult`, `fetchToolResult`), and the rule that a cut
 //! answer is read before anything else is called. `runtime` has no
 //! transport; `mcp` is the one adapter over rmcp that serves it (stdio and
-//! streamable HTTP). Storage is behind the `ResultStore` port it owns;
-//! dragnet-store implements it on PostgreSQL and SQLite.
+//! streamable HTTP). Stored results and connected-app credentials are kept
+//! through dragnet-core's ports ([`dragnet_core::ResultStore`],
+//! [`dragnet_core::ConnectionStore`]); dragnet-store implements them on
+//! PostgreSQL and SQLite.
 //!
 //! Layout, vocabulary first: no module uses one listed after it.
 //! - [`error`]: the crate's error; [`definition`]: a tool as an MCP client
@@ -41,7 +43,6 @@ pub mod mcp;
 mod memory;
 pub mod render;
 pub mod restriction;
-pub mod result_id;
 pub mod results;
 pub mod retrieval;
 pub mod runtime;
@@ -54,5 +55,4 @@ pub mod token;
 mod walks_tests;
 
 pub use error::Error;
-pub use result_id::ResultId;
-pub use results::{Lookup, ResultScope, ResultStore, StoredResult, RESULT_TTL};
+pub use results::{Lookup, StoredResult, RESULT_TTL};

@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
+use dragnet_core::{ResultId, ResultScope, ResultStore, StoreFuture};
 use dragnet_steps::items::Items;
 use dragnet_steps::{json, Payload};
 use serde_json::json;
 
-use crate::results::{Lookup, ResultScope, ResultStore, StoreFuture, StoredResult};
-use crate::ResultId;
+use crate::results::{Lookup, StoredResult};
 
 /// One kept result, as a store keeps it.
 #[derive(Clone)]
@@ -27,7 +27,7 @@ pub struct Row {
 #[derive(Default)]
 pub struct Memory(Mutex<HashMap<String, Row>>);
 
-impl ResultStore for Memory {
+impl ResultStore<Payload> for Memory {
     fn put<'a>(
         &'a self,
         id: &'a ResultId,

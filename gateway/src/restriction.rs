@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
+use dragnet_core::{ResultId, ResultScope};
 
 use crate::error::Error;
-use crate::result_id::ResultId;
-use crate::results::{ResultScope, RESULT_TTL};
+use crate::results::RESULT_TTL;
 
 /// The retrieval tools' names.
 pub const QUERY_TOOL: &str = "queryToolResult";

@@ -12,6 +12,7 @@
 //! 20,000 when absent), for a result without items or to read it as it was.
 
 use chrono::{DateTime, Utc};
+use dragnet_core::{ResultScope, ResultStore};
 use dragnet_steps::json;
 use dragnet_steps::looping::filter::Filter;
 use dragnet_steps::looping::options::parse_fields;
@@ -21,7 +22,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::Error;
 use crate::guard::SizeBudget;
-use crate::results::{find, ResultScope, ResultStore};
+use crate::results::find;
 
 /// The page size of `queryToolResult` when none is asked for, and the most.
 pub const QUERY_LIMIT_DEFAULT: usize = 50;
@@ -67,7 +68,7 @@ fn result_id(args: &Map<String, Value>) -> Result<&str, Error> {
 
 /// `queryToolResult`: the answer's JSON text.
 pub async fn query(
-    store: &dyn ResultStore,
+    store: &dyn ResultStore<Payload>,
     scope: &ResultScope,
     args: &Map<String, Value>,
     budget: SizeBudget,
@@ -179,7 +180,7 @@ pub async fn query(
 
 /// `fetchToolResult`: the answer's JSON text.
 pub async fn fetch(
-    store: &dyn ResultStore,
+    store: &dyn ResultStore<Payload>,
     scope: &ResultScope,
     args: &Map<String, Value>,
     now: DateTime<Utc>,
@@ -215,7 +216,7 @@ mod tests {
     use super::*;
     use crate::memory::{payload, Memory};
     use crate::results::{keep, StoredResult};
-    use crate::ResultId;
+    use dragnet_core::ResultId;
 
     fn orders(n: usize) -> StoredResult {
         let items: Vec<String> = (0..n)

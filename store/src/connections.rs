@@ -1,9 +1,8 @@
-//! The gateway's connected-app credentials at rest (`ConnectionStore`):
-//! sealed bytes only — the gateway seals and opens them — one row per
-//! organisation, owner and provider.
+//! Connected-app credentials at rest, behind dragnet-core's
+//! `ConnectionStore` port: sealed bytes only — the gateway seals and
+//! opens them — one row per organisation, owner and provider.
 
-use dragnet_gateway::connections::{ConnectionOwner, ConnectionStore};
-use dragnet_gateway::results::StoreFuture;
+use dragnet_core::{ConnectionOwner, ConnectionStore, StoreFuture};
 
 use crate::db::{with_pool, Db};
 use crate::error::{Error, Result};
@@ -62,7 +61,7 @@ impl ConnectionStore for Db {
         Box::pin(async move {
             self.put_connection(owner, provider, sealed)
                 .await
-                .map_err(|e| dragnet_gateway::Error::Store(e.to_string()))
+                .map_err(dragnet_core::Error::from)
         })
     }
 
@@ -74,7 +73,7 @@ impl ConnectionStore for Db {
         Box::pin(async move {
             self.get_connection(owner, provider)
                 .await
-                .map_err(|e| dragnet_gateway::Error::Store(e.to_string()))
+                .map_err(dragnet_core::Error::from)
         })
     }
 }

@@ -8,7 +8,10 @@
 //! died marked `interrupted`; and what a server keeps: teams and hashed
 //! API tokens, submitted workflows with their versions, runs' owners and
 //! idempotency keys, and the events of each run's stream; and stored
-//! results of agent calls behind dragnet-gateway's `ResultStore` port.
+//! results of agent calls and connected-app credentials behind
+//! dragnet-core's [`dragnet_core::ResultStore`] and
+//! [`dragnet_core::ConnectionStore`] ports (a store error crosses them
+//! whole, `ports`).
 #![forbid(unsafe_code)]
 
 mod cache;
@@ -19,6 +22,7 @@ pub use connect::PoolSize;
 mod db;
 mod error;
 mod observer;
+mod ports;
 mod process;
 mod results;
 mod runs;

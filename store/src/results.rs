@@ -1,18 +1,23 @@
-//! Stored results of agent calls behind dragnet-gateway's `ResultStore`
-//! port: the call's text and its payload (in the cache's layout), both
+//! Stored results of agent calls behind dragnet-core's `ResultStore`
+//! port (with the loop layer's `Payload`): the call's text and its payload (in the cache's layout), both
 //! LZ4-compressed, under the result id with the organisation and thread
 //! that may read it. A row of another scope reads as unknown; a row of the
 //! asker's scope past its time reads as expired until the sweeper deletes
 //! it, an hour after it expired.
 
 use chrono::{DateTime, Duration, Utc};
-use dragnet_gateway::results::StoreFuture;
-use dragnet_gateway::{Lookup, ResultId, ResultScope, ResultStore, StoredResult};
+use dragnet_core::{ResultId, ResultScope, ResultStore, StoreFuture};
 use dragnet_steps::cache::stored;
+use dragnet_steps::Payload;
 
 use crate::codec::{self, Codec};
 use crate::db::{col, to_i64, to_u64, with_pool, Db, Stamp};
 use crate::error::{Error, Result};
+
+/// A stored result as the gateway keeps it: its text and the payload.
+type StoredResult = dragnet_core::StoredResult<Payload>;
+/// What a lookup of a stored result found.
+type Lookup = dragnet_core::Lookup<Payload>;
 
 /// How long an expired result still answers "expired" before it is swept.
 pub const EXPIRED_KEPT: Duration = Duration::hours(1);
@@ -118,7 +123,7 @@ impl Db {
     }
 }
 
-impl ResultStore for Db {
+impl ResultStore<Payload> for Db {
     fn put<'a>(
         &'a self,
         id: &'a ResultId,
@@ -130,7 +135,7 @@ impl ResultStore for Db {
         Box::pin(async move {
             self.put_result(id, scope, result, now, expires_at)
                 .await
-                .map_err(|e| dragnet_gateway::Error::Store(e.to_string()))
+                .map_err(dragnet_core::Error::from)
         })
     }
 
@@ -143,7 +148,7 @@ impl ResultStore for Db {
         Box::pin(async move {
             self.get_result(id, scope, now)
                 .await
-                .map_err(|e| dragnet_gateway::Error::Store(e.to_string()))
+                .map_err(dragnet_core::Error::from)
         })
     }
 }

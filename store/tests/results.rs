@@ -1,20 +1,22 @@
-//! Stored results of agent calls on both backends: what is kept reads back
-//! whole (text and items), another organisation or thread reads it as
-//! unknown, the owner reads it as expired after its time, and the sweeper
-//! deletes it an hour later. The gateway's retrieval tools run over it.
+//! Stored results of agent calls on both backends, through dragnet-core's
+//! `ResultStore` port: what is kept reads back whole (text and items),
+//! another organisation or thread reads it as unknown, the owner reads it
+//! as expired after its time, and the sweeper deletes it an hour later. A
+//! store failure crosses the port whole. (The gateway's retrieval tools
+//! over this store are tested in gateway/tests/stored_results.rs.)
 
 use anyhow::{ensure, Context, Result};
 use chrono::{DateTime, Duration, Utc};
-use dragnet_gateway::guard::SizeBudget;
-use dragnet_gateway::results::keep;
-use dragnet_gateway::retrieval::{fetch, query};
-use dragnet_gateway::{Lookup, ResultScope, ResultStore, StoredResult};
+use dragnet_core::{Lookup, ResultId, ResultScope, ResultStore, StoredResult};
 use dragnet_steps::items::Items;
 use dragnet_steps::Payload;
 use dragnet_store::{on_both_backends, Db, EXPIRED_KEPT};
-use serde_json::{json, Value};
+use serde_json::json;
 
-on_both_backends!(a_stored_result_is_its_scopes_alone_and_expires);
+on_both_backends!(
+    a_stored_result_is_its_scopes_alone_and_expires,
+    a_store_failure_crosses_the_port_whole
+);
 
 fn at() -> DateTime<Utc> {
     DateTime::from_timestamp(1_790_000_000, 0).unwrap_or_default()
@@ -27,7 +29,7 @@ fn scope(org: &str, thread: &str) -> ResultScope {
     }
 }
 
-fn result(n: usize) -> StoredResult {
+fn result(n: usize) -> StoredResult<Payload> {
     let mut items = Items::new();
     let mut texts = Vec::new();
     for i in 0..n {
@@ -47,7 +49,9 @@ fn result(n: usize) -> StoredResult {
 async fn a_stored_result_is_its_scopes_alone_and_expires(db: Db) -> Result<()> {
     let me = scope("acme", "thread-1");
     let kept = result(1000);
-    let id = keep(&db, &me, &kept, at()).await?;
+    let id = ResultId::new();
+    let expires_at = at() + Duration::minutes(15);
+    db.put(&id, &me, &kept, at(), expires_at).await?;
     match db.get(&id, &me, at()).await? {
         Lookup::Found(back) => {
             ensure!(back.text == kept.text);
@@ -59,30 +63,12 @@ async fn a_stored_result_is_its_scopes_alone_and_expires(db: Db) -> Result<()> {
     for other in [scope("acme", "thread-2"), scope("bravo", "thread-1")] {
         ensure!(matches!(db.get(&id, &other, at()).await?, Lookup::Unknown));
     }
-    // The retrieval tools over the store.
-    let args = |v: Value| v.as_object().cloned().unwrap_or_default();
-    let q = args(json!({
-        "resultId": id.as_str(),
-        "filter": [{"field": "status", "op": "eq", "value": "paid"}],
-        "fields": ["id"],
-        "limit": 3,
-    }));
-    let answer: Value =
-        serde_json::from_str(&query(&db, &me, &q, SizeBudget::default(), at()).await?)?;
-    ensure!(
-        answer["total"] == 500 && answer["items"] == json!([{"id": 1}, {"id": 3}, {"id": 5}]),
-        "{answer}"
-    );
-    let f = args(json!({"resultId": id.as_str(), "offset": 0, "length": 9}));
-    let slice: Value = serde_json::from_str(&fetch(&db, &me, &f, at()).await?)?;
-    ensure!(slice["text"] == "{\"data\":[", "{slice}");
 
     let later = at() + Duration::minutes(16);
-    let expired_at = match db.get(&id, &me, later).await? {
-        Lookup::Expired { expired_at } => expired_at,
+    match db.get(&id, &me, later).await? {
+        Lookup::Expired { expired_at } => ensure!(expired_at == expires_at),
         other => anyhow::bail!("{other:?}"),
-    };
-    ensure!(expired_at == at() + Duration::minutes(15));
+    }
     ensure!(matches!(
         db.get(&id, &scope("bravo", "thread-1"), later).await?,
         Lookup::Unknown
@@ -90,14 +76,41 @@ async fn a_stored_result_is_its_scopes_alone_and_expires(db: Db) -> Result<()> {
     // The sweeper keeps an expired row an hour, so its owner is told it expired.
     ensure!(db.sweep_results(later).await? == 0);
     let swept = db
-        .sweep_results(expired_at + EXPIRED_KEPT + Duration::seconds(1))
+        .sweep_results(expires_at + EXPIRED_KEPT + Duration::seconds(1))
         .await?;
     ensure!(swept == 1, "{swept}");
     ensure!(matches!(db.get(&id, &me, later).await?, Lookup::Unknown));
-    let e = query(&db, &me, &q, SizeBudget::default(), later)
+    Ok(())
+}
+
+/// A second result under one id is refused by the database; the port
+/// hands over the store's own error (a query error, which trying again
+/// would not mend), not a message.
+async fn a_store_failure_crosses_the_port_whole(db: Db) -> Result<()> {
+    let me = scope("acme", "thread-1");
+    let id = ResultId::new();
+    let until = at() + Duration::minutes(15);
+    db.put(&id, &me, &result(2), at(), until).await?;
+    let e = db
+        .put(&id, &me, &result(3), at(), until)
         .await
         .err()
-        .context("an error")?;
-    ensure!(e.kind() == "unknown_result");
+        .context("a second put under one id fails")?;
+    ensure!(!e.is_transient(), "{e}");
+    let source = std::error::Error::source(&e).context("the store's error")?;
+    let store = source
+        .downcast_ref::<dragnet_store::Error>()
+        .context("a dragnet_store::Error")?;
+    ensure!(
+        matches!(
+            store,
+            dragnet_store::Error::Query {
+                op: "results.put",
+                ..
+            }
+        ),
+        "{store:?}"
+    );
+    ensure!(e.to_string() == store.to_string());
     Ok(())
 }

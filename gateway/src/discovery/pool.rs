@@ -15,12 +15,12 @@
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Mutex;
 
+use dragnet_core::ResultScope;
 use serde_json::{json, Map, Value};
 
 use super::search::{verbs_of, SearchDoc, SearchIndex};
 use super::split::{split, Candidate, Split};
 use crate::definition::ToolDefinition;
-use crate::results::ResultScope;
 
 pub const SEARCH_TOOL: &str = "search_tools";
 pub const LOAD_TOOL: &str = "load_tool";

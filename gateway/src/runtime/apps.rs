@@ -12,7 +12,8 @@ use super::{Answer, Gateway};
 use crate::apps::{CONNECT_TOOLKIT, LIST_CONNECTIONS};
 use crate::caller::Caller;
 use crate::config::ProviderKind;
-use crate::connections::ConnectionOwner;
+use crate::connections::owner_of;
+use crate::error::Error;
 
 impl Gateway {
     /// Whether `agent` binds tools of an `app` provider.
@@ -59,7 +60,7 @@ impl Gateway {
         if kits.is_empty() {
             return None;
         }
-        let owner = ConnectionOwner::of(&caller.claims);
+        let owner = owner_of(&caller.claims);
         let Some((store, sealer)) = &self.connections else {
             return Some(Answer::error(
                 "this gateway keeps no connections: it has no connections key (connections_key_env)",
@@ -70,7 +71,7 @@ impl Gateway {
             for (kit, tools) in &kits {
                 let connected = match store.get_sealed(&owner, kit).await {
                     Ok(sealed) => sealed.is_some_and(|s| sealer.open(&owner, kit, &s).is_some()),
-                    Err(e) => return Some(Answer::error(e.to_string())),
+                    Err(e) => return Some(Answer::error(Error::from(e).to_string())),
                 };
                 listed.push(json!({"toolkit": kit, "connected": connected, "tools": tools}));
             }
@@ -103,7 +104,7 @@ impl Gateway {
         };
         let sealed = match sealer.seal(&owner, kit, &secret) {
             Ok(s) => s,
-            Err(e) => return Some(Answer::error(e)),
+            Err(e) => return Some(Answer::error(e.to_string())),
         };
         Some(match store.put_sealed(&owner, kit, &sealed).await {
             Ok(()) => Answer {
@@ -112,7 +113,7 @@ impl Gateway {
                 .to_string(),
                 is_error: false,
             },
-            Err(e) => Answer::error(e.to_string()),
+            Err(e) => Answer::error(Error::from(e).to_string()),
         })
     }
 
@@ -123,18 +124,17 @@ impl Gateway {
         &self,
         caller: &Caller,
         provider: &str,
-    ) -> Result<Option<Secret>, String> {
+    ) -> Result<Option<Secret>, Error> {
         if !self.is_app(provider) || caller.runtime.get(provider).is_some() {
             return Ok(None);
         }
         let Some((store, sealer)) = &self.connections else {
             return Ok(None);
         };
-        let owner = ConnectionOwner::of(&caller.claims);
+        let owner = owner_of(&caller.claims);
         Ok(store
             .get_sealed(&owner, provider)
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
             .and_then(|sealed| sealer.open(&owner, provider, &sealed)))
     }
 }

@@ -14,26 +14,26 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+use dragnet_core::{ConnectionStore, ResultStore};
 use dragnet_steps::cache::{CacheMode, CachePolicy, CacheStore};
 use dragnet_steps::clock::Clock;
 use dragnet_steps::http::redact::Redacting;
-use dragnet_steps::http::{HttpUpstream, Redactor, Secret};
+use dragnet_steps::http::{HttpUpstream, Redactor, SealError, Secret};
 use dragnet_steps::looping::options::RESERVED;
 use dragnet_steps::progress::ProgressSink;
-use dragnet_steps::{LoopOptions, Runtime, ToolCall};
+use dragnet_steps::{LoopOptions, Payload, Runtime, ToolCall};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::caller::{cache_scope, cache_ttl, Caller};
 use crate::config::{AgentConfig, BaseUrl, Binding, ProviderKind};
-use crate::connections::{ConnectionStore, Sealer};
+use crate::connections::Sealer;
 use crate::definition::ToolDefinition;
 use crate::discovery::pool::{meta_tools, AgentPool, Loaded, LOAD_TOOL, SEARCH_TOOL};
 use crate::guard::guard;
 use crate::listing::{agent_tools, Bound};
 use crate::restriction::{PendingCuts, FETCH_TOOL, QUERY_TOOL};
-use crate::results::ResultStore;
 use crate::retrieval;
 use dragnet_providers::mcp_tools::tool_of;
 use dragnet_providers::{McpCall, McpUpstream, ProviderUpstream, Resolver, UpstreamProgressSink};
@@ -57,7 +57,7 @@ impl<T: ProgressSink + UpstreamProgressSink> CallSink for T {}
 pub struct Gateway {
     pub(crate) config: Arc<AgentConfig>,
     upstreams: HashMap<String, ProviderUpstream>,
-    results: Arc<dyn ResultStore>,
+    results: Arc<dyn ResultStore<Payload>>,
     cache: Option<(Arc<dyn CacheStore>, CacheMode)>,
     cuts: PendingCuts,
     clock: Arc<dyn Clock>,
@@ -84,7 +84,7 @@ pub struct Services {
     pub env: EnvLookup,
     /// The base URL `embedded` stands for, when the demo shop runs here.
     pub embedded: Option<String>,
-    pub results: Arc<dyn ResultStore>,
+    pub results: Arc<dyn ResultStore<Payload>>,
     pub cache: Option<(Arc<dyn CacheStore>, CacheMode)>,
     pub clock: Arc<dyn Clock>,
     /// Where connected-app credentials are kept (sealed with the key of
@@ -111,8 +111,12 @@ pub enum StartError {
     Client { provider: String, message: String },
     #[error("provider `{provider}` (an upstream MCP server): {message}")]
     Mcp { provider: String, message: String },
-    #[error("`{var}`: {message}")]
-    ConnectionsKey { var: String, message: String },
+    #[error("`{var}`: the connection key: {source}")]
+    ConnectionsKey {
+        var: String,
+        #[source]
+        source: SealError,
+    },
     #[error(
         "agent `{agent}` binds `{tool}` of provider `{provider}`, which the upstream MCP server \
          does not have; its tools: {known}"
@@ -168,12 +172,12 @@ impl Gateway {
             secrets.add(&token_secret);
         }
         let sealer = match env(&key_var).filter(|k| !k.is_empty()) {
-            Some(key) => Some(Arc::new(Sealer::new(key.as_bytes()).map_err(
-                |message| StartError::ConnectionsKey {
+            Some(key) => Some(Arc::new(Sealer::new(key.as_bytes()).map_err(|source| {
+                StartError::ConnectionsKey {
                     var: key_var.clone(),
-                    message,
-                },
-            )?)),
+                    source,
+                }
+            })?)),
             None => None,
         };
         if let Some(key) = env(&key_var) {
@@ -425,7 +429,7 @@ impl Gateway {
         };
         let stored = match self.stored_credentials(caller, &binding.provider).await {
             Ok(stored) => stored,
-            Err(message) => return Answer::error(message),
+            Err(e) => return Answer::error(e.to_string()),
         };
         let secrets = self.call_secrets(caller, stored.as_ref());
         let (upstream, credential_kind) =
