@@ -105,6 +105,27 @@ fn load_agent_config(path: &Path) -> Result<AgentConfig> {
     Ok(config::load(path)?)
 }
 
+/// How HTTP callers are verified: operator tokens, OAuth access tokens, or
+/// both.
+struct HttpAuth {
+    key: Option<Arc<TokenKey>>,
+    oauth: Option<dragnet_gateway::oauth::ResourceServerConfig>,
+}
+
+/// The operator tokens' key over HTTP. With `oauth:` configured it is
+/// optional: absent when the configuration names no variable and
+/// `DRAGNET_MCP_TOKEN_SECRET` is unset (then only access tokens are
+/// accepted); a variable the configuration names must be set.
+fn http_token_key(agent_config: &AgentConfig) -> Result<Option<Arc<TokenKey>>> {
+    let default_unset = std::env::var(DEFAULT_SECRET_ENV)
+        .unwrap_or_default()
+        .is_empty();
+    if agent_config.oauth.is_some() && agent_config.token_secret_env.is_none() && default_unset {
+        return Ok(None);
+    }
+    token_key(agent_config).map(|key| Some(Arc::new(key)))
+}
+
 /// The token key: the secret from the variable the configuration names,
 /// else from `DRAGNET_MCP_TOKEN_SECRET`.
 fn token_key(agent_config: &AgentConfig) -> Result<TokenKey> {
@@ -185,9 +206,10 @@ pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> 
         (false, _) => None,
     };
     let key = match args.http {
-        Some(_) => Some(Arc::new(token_key(&agent_config)?)),
+        Some(_) => http_token_key(&agent_config)?,
         None => None,
     };
+    let oauth = agent_config.oauth.clone();
     let embedded_needed = agent_config.providers.values().any(|p| {
         matches!(
             &p.kind,
@@ -257,8 +279,9 @@ pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> 
                 .await
                 .map_err(anyhow::Error::msg)
         }
-        (None, Some(addr), Some(key)) => {
-            serve_http(gateway.clone(), addr, key, args.allowed_hosts, &services).await
+        (None, Some(addr), key) => {
+            let auth = HttpAuth { key, oauth };
+            serve_http(gateway.clone(), addr, auth, args.allowed_hosts, &services).await
         }
         _ => Ok(()),
     };
@@ -312,7 +335,7 @@ fn explain(gateway: &Gateway, agent: &str) -> String {
 async fn serve_http(
     gateway: Arc<Gateway>,
     addr: SocketAddr,
-    key: Arc<TokenKey>,
+    auth: HttpAuth,
     allowed_hosts: Vec<String>,
     services: &Services,
 ) -> Result<()> {
@@ -324,7 +347,8 @@ async fn serve_http(
     let router = mcp_http::router(
         gateway,
         HttpOptions {
-            key,
+            key: auth.key,
+            oauth: auth.oauth,
             clock: services.clock.clone(),
             allowed_hosts,
             shutdown: shutdown.clone(),

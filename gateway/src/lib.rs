@@ -14,7 +14,8 @@
 //!
 //! Layout, vocabulary first: no module uses one listed after it.
 //! - [`error`]: the crate's error; [`definition`]: a tool as an MCP client
-//!   sees it; [`token`]: HS256 caller tokens.
+//!   sees it; [`token`]: HS256 caller tokens; [`oauth`]: OAuth access
+//!   tokens from configured issuers (keys, checks, the metadata document).
 //! - [`results`]: stored results (the id, its time to live);
 //!   [`caller`]: the Caller (claims, thread, runtime credentials, its cache
 //!   scope and TTL); [`connections`]: the sealer of connected-app
@@ -27,7 +28,8 @@
 //!   tools; [`config`]: `agent.yaml` compiled.
 //! - [`runtime`]: the [`runtime::Gateway`], which lists and calls an
 //!   agent's tools and answers the discovery and connected-app tools.
-//! - [`mcp`]: the adapter over rmcp.
+//! - [`mcp`]: the adapter over rmcp (HTTP admission by operator or OAuth
+//!   token; one rising progress series per call).
 #![forbid(unsafe_code)]
 
 pub mod apps;
@@ -40,6 +42,7 @@ pub mod error;
 pub mod guard;
 pub mod listing;
 pub mod mcp;
+pub mod oauth;
 mod memory;
 pub mod render;
 pub mod restriction;

@@ -2,8 +2,11 @@
 //! sessions kept in memory, 2026-07-28 requests served statelessly) behind
 //! one axum layer that admits a request only with a valid token.
 //!
-//! The layer reads `Authorization: Bearer <jwt>` and checks it (HS256
-//! under the configured secret, not expired, claims complete); the token's
+//! The layer reads `Authorization: Bearer <jwt>` and checks it: an HS256
+//! operator token under the configured secret, or, when `agent.yaml`
+//! configures OAuth, an access token from a trusted issuer
+//! ([`crate::oauth`]: signature, issuer, audience, times, scope). The
+//! token's
 //! organisation must be the one this gateway serves and its agent one the
 //! configuration has. A request that fails any of this is answered 401
 //! (no, forged or expired token) or 403 (another organisation, an unknown
@@ -11,6 +14,13 @@
 //! reaches nothing. An admitted request goes on with its claims and the
 //! runtime credentials it presented attached, and with the `Authorization`
 //! and credential headers removed, so nothing downstream can log them.
+//!
+//! With OAuth configured, the protected-resource metadata (RFC 9728) is
+//! served without a token at `/.well-known/oauth-protected-resource` and at
+//! that path followed by the resource's path, and every 401 says where it
+//! is: `WWW-Authenticate: Bearer resource_metadata="…"` (with
+//! `error="invalid_token"` when a token came); a token without the scope is
+//! a 403 with `error="insufficient_scope"` and the scope.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,15 +35,19 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::{take_runtime_credentials, McpAgent, Verified};
+use crate::oauth::{metadata, OAuthError, ResourceServerConfig, Verifier};
 use crate::runtime::Gateway;
-use crate::token::TokenKey;
+use crate::token::{Claims, TokenKey};
 
 /// The path the MCP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
 
 /// What the HTTP endpoint needs besides the gateway.
 pub struct HttpOptions {
-    pub key: Arc<TokenKey>,
+    /// The HS256 secret of operator tokens, when configured.
+    pub key: Option<Arc<TokenKey>>,
+    /// The gateway as an OAuth resource server, when configured.
+    pub oauth: Option<ResourceServerConfig>,
     pub clock: Arc<dyn Clock>,
     /// `Host` values accepted (DNS-rebinding protection); loopback names
     /// are always accepted.
@@ -45,8 +59,14 @@ pub struct HttpOptions {
 #[derive(Clone)]
 struct Admission {
     gateway: Arc<Gateway>,
-    key: Arc<TokenKey>,
+    key: Option<Arc<TokenKey>>,
+    oauth: Option<Arc<OAuth>>,
     clock: Arc<dyn Clock>,
+}
+
+struct OAuth {
+    config: ResourceServerConfig,
+    verifier: Verifier,
 }
 
 /// The router serving `gateway` at `/mcp`.
@@ -62,14 +82,34 @@ pub fn router(gateway: Arc<Gateway>, options: HttpOptions) -> Router {
         Arc::new(LocalSessionManager::default()),
         config,
     );
+    let oauth = options.oauth.map(|config| {
+        let verifier = Verifier::new(&config, options.clock.clone());
+        Arc::new(OAuth { config, verifier })
+    });
     let admission = Admission {
         gateway,
         key: options.key,
+        oauth: oauth.clone(),
         clock: options.clock,
     };
-    Router::new()
+    let router = Router::new()
         .nest_service(MCP_PATH, service)
-        .layer(middleware::from_fn_with_state(admission, admit))
+        .layer(middleware::from_fn_with_state(admission, admit));
+    match oauth {
+        Some(oauth) => with_metadata(router, oauth),
+        None => router,
+    }
+}
+
+/// The metadata document's routes (no token needed to read them).
+fn with_metadata(router: Router, oauth: Arc<OAuth>) -> Router {
+    let document = axum::Json(metadata::document(&oauth.config));
+    let mut paths = vec![metadata::WELL_KNOWN.to_string()];
+    paths.extend(metadata::path_for(&oauth.config));
+    paths.into_iter().fold(router, |router, path| {
+        let document = document.clone();
+        router.route(&path, axum::routing::get(move || async move { document }))
+    })
 }
 
 /// Serves `router` on `listener` until `signal` resolves (cancel the
@@ -99,10 +139,9 @@ async fn admit(State(admission): State<Admission>, mut request: Request, next: N
         })
         .unwrap_or_default()
         .to_string();
-    let now = admission.clock.now();
-    let claims = match admission.key.verify(&presented, now) {
+    let claims = match verify(&admission, &presented).await {
         Ok(claims) => claims,
-        Err(error) => return refuse(401, &format!("refused: {error}")),
+        Err(refusal) => return refusal,
     };
     let organisation = &admission.gateway.config().organisation;
     if &claims.org != organisation {
@@ -121,6 +160,61 @@ async fn admit(State(admission): State<Admission>, mut request: Request, next: N
         .extensions_mut()
         .insert(Verified { claims, runtime });
     next.run(request).await
+}
+
+/// The caller `presented` names: an operator token when its header says
+/// HS256 and a secret is configured, else an access token of a trusted
+/// issuer when OAuth is configured.
+async fn verify(admission: &Admission, presented: &str) -> Result<Claims, Response> {
+    let operator = admission
+        .key
+        .as_ref()
+        .filter(|_| admission.oauth.is_none() || jose_alg(presented).as_deref() == Some("HS256"));
+    if let Some(key) = operator {
+        return key
+            .verify(presented, admission.clock.now())
+            .map_err(|error| refuse(401, &format!("refused: {error}")));
+    }
+    let Some(oauth) = &admission.oauth else {
+        return Err(refuse(401, "refused: no bearer token"));
+    };
+    oauth.verifier.verify(presented).await.map_err(|error| {
+        let config = &oauth.config;
+        let (status, challenge) = match &error {
+            OAuthError::Missing => (401, metadata::challenge(config, None, None)),
+            OAuthError::Scope { required } => (
+                403,
+                metadata::challenge(config, Some("insufficient_scope"), Some(required)),
+            ),
+            _ => (
+                401,
+                metadata::challenge(config, Some("invalid_token"), None),
+            ),
+        };
+        challenged(status, &format!("refused: {error}"), &challenge)
+    })
+}
+
+/// The `alg` a JWT's header names, if it has one.
+fn jose_alg(token: &str) -> Option<String> {
+    use base64::Engine as _;
+    let header = token.trim().split('.').next()?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header)
+        .ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    value["alg"].as_str().map(String::from)
+}
+
+/// A refusal with the given `WWW-Authenticate` challenge.
+fn challenged(status: u16, message: &str, challenge: &str) -> Response {
+    let mut response = refuse(status, message);
+    if let Ok(value) = ::http::HeaderValue::from_str(challenge) {
+        response
+            .headers_mut()
+            .insert(::http::header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// A refusal: the status, a `WWW-Authenticate` challenge on 401, and a

@@ -15,10 +15,12 @@
 //!
 //! A call that carries a progress token gets `notifications/progress`:
 //! the walk's counters (at most one per 750 ms), and an upstream MCP
-//! server's own progress for it passed on. Every tool error is a
+//! server's own progress for it passed on, as one rising series counted
+//! in requests ([`progress`]). Every tool error is a
 //! `CallToolResult` with `isError`, so the agent reads it.
 
 pub mod http;
+mod progress;
 
 use std::sync::Arc;
 
@@ -305,19 +307,15 @@ impl ServerHandler for McpAgent {
             return Ok(result_of(answer));
         };
         tokio::pin!(call);
-        let mut sent = 0u32;
+        let mut series = progress::Sequence::default();
         let answer = loop {
             tokio::select! {
                 answer = &mut call => break answer,
-                Some(event) = received.recv() => {
-                    sent += 1;
-                    notify(&context, &token, sent, &event).await;
-                }
+                Some(event) = received.recv() => notify(&context, &token, &mut series, &event).await,
             }
         };
         while let Ok(event) = received.try_recv() {
-            sent += 1;
-            notify(&context, &token, sent, &event).await;
+            notify(&context, &token, &mut series, &event).await;
         }
         if loads && !answer.is_error {
             tools_changed(&context).await;
@@ -361,28 +359,33 @@ impl UpstreamProgressSink for ChannelSink {
     }
 }
 
-/// Sends one progress notification: the count so far as `progress`; the
-/// walk's counters (SPEC §6) as the message, or an upstream's own message.
+/// Sends one progress notification of the call's series (see
+/// [`progress`]): the walk's counters (SPEC §6) as the message, or an
+/// upstream's own report under `upstream`. A report that cannot advance
+/// the series is not sent.
 async fn notify(
     context: &RequestContext<RoleServer>,
     token: &ProgressToken,
-    n: u32,
+    series: &mut progress::Sequence,
     event: &Event,
 ) {
-    let mut param = ProgressNotificationParam::new(token.clone(), f64::from(n));
-    match event {
-        Event::Walk(walk) => {
-            param = param.with_message(walk.to_json().to_string());
-            if walk.pages_max > 0 {
-                param = param.with_total(f64::from(walk.pages_max.max(n)));
-            }
-        }
-        Event::Upstream(up) => {
-            let message = serde_json::json!({
+    let (point, message) = match event {
+        Event::Walk(walk) => (
+            series.walk(walk.requests, walk.requests_max),
+            walk.to_json(),
+        ),
+        Event::Upstream(up) => (
+            series.upstream(up.progress, up.total),
+            serde_json::json!({
                 "upstream": {"progress": up.progress, "total": up.total, "message": up.message}
-            });
-            param = param.with_message(message.to_string());
-        }
+            }),
+        ),
+    };
+    let Some(point) = point else { return };
+    let mut param = ProgressNotificationParam::new(token.clone(), point.progress)
+        .with_message(message.to_string());
+    if let Some(total) = point.total {
+        param = param.with_total(total);
     }
     if let Err(error) = context.peer.notify_progress(param).await {
         tracing::debug!(%error, "a progress notification was not sent");
