@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use dragnet_runner::{Launcher, RunnerConfig};
 use dragnet_server::{AppState, ServerConfig};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -40,7 +41,11 @@ pub async fn serve(config: &Config, args: ServeArgs, out: &mut Out) -> Result<u8
     // SQLite stays single-process: a second server on the file is refused.
     let _serving = services.db.serving_lock()?;
     services.start_sweeper();
-    let server_config = server_config(config, args.workflows_dir);
+    let server_config = ServerConfig {
+        runner: runner_config(config, args.workflows_dir),
+        metrics_token: config.server.metrics_token.clone(),
+        ..ServerConfig::default()
+    };
     let state = AppState::new(
         services.db.clone(),
         server_config,
@@ -66,20 +71,19 @@ pub async fn serve(config: &Config, args: ServeArgs, out: &mut Out) -> Result<u8
     Ok(EXIT_COMPLETE)
 }
 
-/// The server's settings from the configuration.
-fn server_config(config: &Config, workflows_dir: Option<PathBuf>) -> ServerConfig {
-    ServerConfig {
+/// How runs are run, from the configuration (`serve` and `worker`).
+fn runner_config(config: &Config, workflows_dir: Option<PathBuf>) -> RunnerConfig {
+    RunnerConfig {
         workflows_dir: workflows_dir.or_else(|| config.server.workflows_dir.clone()),
         limits: config.limits.clone(),
         step_concurrency: config.concurrency.get(),
         cache_mode: config.cache_mode,
         shutdown_grace: config.server.shutdown_grace,
         max_running_runs: config.server.max_running_runs,
-        metrics_token: config.server.metrics_token.clone(),
         secrets: secrets_sealer(config),
         lease: config.server.lease,
         upstream_hosts: config.server.upstream_hosts.clone(),
-        ..ServerConfig::default()
+        ..RunnerConfig::default()
     }
 }
 
@@ -114,9 +118,9 @@ pub async fn worker(config: &Config, args: WorkerArgs, out: &mut Out) -> Result<
     let services = Services::open(config).await?;
     let _serving = services.db.serving_lock()?;
     services.start_sweeper();
-    let state = AppState::new(
+    let launcher = Launcher::new(
         services.db.clone(),
-        server_config(config, args.workflows_dir),
+        runner_config(config, args.workflows_dir),
         services.clock.clone(),
         services.tracker.clone(),
         services.cancel.clone(),
@@ -129,10 +133,10 @@ pub async fn worker(config: &Config, args: WorkerArgs, out: &mut Out) -> Result<
     out.flush()?;
     services.tracker.spawn(signals(
         "worker",
-        state.stopping().clone(),
+        launcher.stopping().clone(),
         services.cancel.clone(),
     ));
-    dragnet_server::work(state).await;
+    dragnet_runner::work(launcher).await;
     services.shutdown().await;
     say("dragnet worker: stopped");
     Ok(EXIT_COMPLETE)

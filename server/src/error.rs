@@ -61,6 +61,36 @@ pub enum ApiError {
     Engine(#[from] dragnet_engine::Error),
 }
 
+impl From<dragnet_runner::Error> for ApiError {
+    fn from(e: dragnet_runner::Error) -> Self {
+        use dragnet_runner::Error as R;
+        match e {
+            R::NotFound { what, name } => ApiError::NotFound { what, name },
+            R::InvalidWorkflow(d) => ApiError::InvalidWorkflow(d),
+            R::InvalidInput { name, message } => ApiError::InvalidInput { name, message },
+            R::UnknownStep { .. } => ApiError::Rejected {
+                kind: "unknown_step",
+                message: e.to_string(),
+            },
+            R::KeyReused => ApiError::Conflict {
+                kind: "idempotency_key_reused",
+                message: e.to_string(),
+            },
+            R::CompileAborted => ApiError::Conflict {
+                kind: "compile_failed",
+                message: e.to_string(),
+            },
+            R::BadSchedule { .. } => ApiError::Conflict {
+                kind: "bad_schedule",
+                message: e.to_string(),
+            },
+            R::ShuttingDown => ApiError::ShuttingDown,
+            R::Store(e) => ApiError::Store(e),
+            R::Engine(e) => ApiError::Engine(e),
+        }
+    }
+}
+
 impl ApiError {
     /// The stable snake_case name clients match on.
     pub fn kind(&self) -> &'static str {

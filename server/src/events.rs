@@ -27,9 +27,9 @@ use crate::auth::Caller;
 use crate::bodies::{ErrorBody, StreamEvent};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Query;
-use crate::live::{end_json, step_json, EVENT_END, EVENT_RUN, EVENT_STEP};
 use crate::runs::check_owner;
 use crate::state::AppState;
+use dragnet_runner::live::{end_json, step_json, EVENT_END, EVENT_RUN, EVENT_STEP};
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]

@@ -1,30 +1,40 @@
 //! dragnet-server is dragnet's HTTP API (SPEC §6, §8): teams holding bearer
 //! tokens submit workflow files as versions, validate them with located
 //! diagnostics, start runs (inputs typed, idempotency keys honoured), list
-//! and read them, cancel them, and follow each as server-sent events. Runs
-//! execute in this process through the engine, recorded in the store as
-//! they go, or in any process sharing its PostgreSQL store (leases, SPEC
-//! §9). Errors become status codes in one place (`error`); shutdown stops
-//! taking work, lets running runs finish within a grace period and hands
-//! the rest back. `ui` serves the first pages of the web UI beside the API.
+//! and read them, cancel them, and follow each as server-sent events. The
+//! runs themselves — submitted, launched, claimed under leases, fired by
+//! the scheduler and drained at shutdown — are [`dragnet_runner`]'s; the
+//! API holds a [`dragnet_runner::Launcher`] in its [`AppState`] and serves
+//! beside the runner's work ([`serve()`]).
+//!
+//! Layout, vocabulary first:
+//! - `error`: [`ApiError`], every failure as a status code and a JSON body
+//!   (the one place errors become answers); `bodies`: the response types;
+//!   `extract`: JSON bodies and queries as [`ApiError`]s.
+//! - `state`: [`AppState`] and [`ServerConfig`] (the runner's settings,
+//!   the body limit, the metrics token).
+//! - [`auth`]: bearer tokens → the calling team.
+//! - `upload`, `upstream_hosts`, [`secrets`]: what a push is checked
+//!   against (documents, where providers may point, the team's secrets).
+//! - `launch`: the API's side of starting, rerunning and cancelling runs.
+//! - `workflows`, `runs`, `events`, `schedules`, `metrics`: the handlers.
+//! - `routes`: the one route table and the OpenAPI document
+//!   ([`router`], [`openapi`]); [`ui`]: the web UI beside it.
+//! - `serve`: [`serve()`], the API and the runner's work until stopped.
 #![forbid(unsafe_code)]
 
 pub mod auth;
 mod bodies;
-pub mod claimer;
 mod error;
 mod events;
 mod extract;
-mod gate;
 mod launch;
-mod live;
 mod metrics;
 mod routes;
 mod runs;
-pub mod scheduler;
 mod schedules;
 pub mod secrets;
-mod shutdown;
+mod serve;
 mod state;
 pub mod ui;
 mod upload;
@@ -34,5 +44,5 @@ mod workflows;
 pub use auth::{create_token, new_team_id, token_hash, NewToken, TOKEN_PREFIX};
 pub use error::{ApiError, ApiResult};
 pub use routes::{openapi, router};
-pub use shutdown::{serve, work};
+pub use serve::serve;
 pub use state::{AppState, ServerConfig};

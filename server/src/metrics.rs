@@ -4,137 +4,16 @@
 //! since this process started; gauges are read when scraped: runs running
 //! and queued here, and each active schedule's lateness from the store.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use dragnet_engine::run::{RunObserver, RunRecord, StepRecord};
 use dragnet_engine::schedule::CronTrigger;
+use dragnet_runner::metrics::BUCKETS;
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-
-/// Upper bounds of the step duration buckets, in seconds.
-const BUCKETS: [f64; 10] = [0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0];
-
-/// A histogram of step durations.
-#[derive(Default, Clone)]
-struct Histogram {
-    counts: [u64; BUCKETS.len()],
-    count: u64,
-    sum: f64,
-}
-
-/// What the server has counted.
-#[derive(Default)]
-pub struct Metrics {
-    /// Finished runs by (workflow, status).
-    runs: Mutex<BTreeMap<(String, String), u64>>,
-    /// Finished steps' durations by step kind.
-    steps: Mutex<BTreeMap<String, Histogram>>,
-    walk_requests: AtomicU64,
-    walk_items: AtomicU64,
-    walks_partial: AtomicU64,
-    /// By upstream host: pages, failed attempts, 429s.
-    hosts: Mutex<BTreeMap<String, [u64; 3]>>,
-    cache_hits: AtomicU64,
-    cache_misses: AtomicU64,
-}
-
-impl Metrics {
-    fn finished_step(&self, step: &StepRecord, host: Option<&str>) {
-        let secs = step.duration_ms as f64 / 1000.0;
-        {
-            let mut steps = self.steps.lock().unwrap_or_else(|p| p.into_inner());
-            let h = steps.entry(step.kind.as_str().to_string()).or_default();
-            for (i, bound) in BUCKETS.iter().enumerate() {
-                if secs <= *bound {
-                    h.counts[i] += 1;
-                }
-            }
-            h.count += 1;
-            h.sum += secs;
-        }
-        if let Some(v) = &step.verdict {
-            self.walk_requests
-                .fetch_add(u64::from(v.requests), Ordering::Relaxed);
-            self.walk_items
-                .fetch_add(v.item_count as u64, Ordering::Relaxed);
-            if !v.complete {
-                self.walks_partial.fetch_add(1, Ordering::Relaxed);
-            }
-            if let Some(host) = host {
-                let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
-                let counts = hosts.entry(host.to_string()).or_default();
-                counts[0] += u64::from(v.pages);
-                counts[1] += u64::from(v.upstream_errors);
-                counts[2] += u64::from(v.throttled);
-            }
-            match v.cache_hit {
-                Some(true) => self.cache_hits.fetch_add(1, Ordering::Relaxed),
-                Some(false) => self.cache_misses.fetch_add(1, Ordering::Relaxed),
-                None => 0,
-            };
-        }
-    }
-
-    fn finished_run(&self, run: &RunRecord) {
-        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
-        *runs
-            .entry((run.workflow.clone(), run.status.as_str().to_string()))
-            .or_default() += 1;
-    }
-}
-
-/// Counts a run as it goes; `hosts` names each tool step's upstream host.
-pub struct MetricsObserver {
-    pub metrics: Arc<Metrics>,
-    pub hosts: std::collections::HashMap<String, String>,
-}
-
-impl MetricsObserver {
-    /// For a run of `wf`: each tool step's host from its provider's base URL.
-    pub fn new(metrics: Arc<Metrics>, wf: &dragnet_engine::workflow::model::Workflow) -> Self {
-        use dragnet_engine::workflow::model::StepKind;
-        let hosts = wf
-            .steps
-            .iter()
-            .filter_map(|s| match &s.kind {
-                StepKind::Tool(t) => {
-                    let provider = wf.providers.get(&t.provider)?;
-                    Some((s.id.as_str().to_string(), host_of(&provider.base_url)))
-                }
-                StepKind::Branch(_) => None,
-            })
-            .collect();
-        MetricsObserver { metrics, hosts }
-    }
-}
-
-/// `host[:port]` of a base URL.
-fn host_of(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
-    authority
-        .rsplit('@')
-        .next()
-        .unwrap_or(authority)
-        .to_string()
-}
-
-impl RunObserver for MetricsObserver {
-    fn run_finished(&self, record: &RunRecord) {
-        self.metrics.finished_run(record);
-    }
-    fn step_finished(&self, record: &StepRecord) {
-        let host = self.hosts.get(&record.id).map(String::as_str);
-        self.metrics.finished_step(record, host);
-    }
-}
 
 /// A label value escaped as the text format asks.
 fn label(v: &str) -> String {
@@ -175,14 +54,14 @@ pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> ApiRe
 }
 
 async fn render(state: &AppState) -> ApiResult<String> {
-    let m = state.metrics();
+    let m = state.metrics().snapshot();
     let mut out = String::new();
     let _ = writeln!(
         out,
         "# HELP dragnet_runs_total Runs that ended, by workflow and status."
     );
     let _ = writeln!(out, "# TYPE dragnet_runs_total counter");
-    for ((workflow, status), n) in m.runs.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+    for ((workflow, status), n) in m.runs.iter() {
         let _ = writeln!(
             out,
             "dragnet_runs_total{{workflow=\"{}\",status=\"{}\"}} {n}",
@@ -195,7 +74,7 @@ async fn render(state: &AppState) -> ApiResult<String> {
         "# HELP dragnet_step_duration_seconds Durations of finished steps."
     );
     let _ = writeln!(out, "# TYPE dragnet_step_duration_seconds histogram");
-    for (kind, h) in m.steps.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+    for (kind, h) in m.steps.iter() {
         for (i, bound) in BUCKETS.iter().enumerate() {
             let _ = writeln!(
                 out,
@@ -223,17 +102,17 @@ async fn render(state: &AppState) -> ApiResult<String> {
         (
             "dragnet_walk_requests_total",
             "Upstream requests made by tool steps, retries included.",
-            m.walk_requests.load(Ordering::Relaxed),
+            m.walk_requests,
         ),
         (
             "dragnet_walk_items_total",
             "Items tool steps returned.",
-            m.walk_items.load(Ordering::Relaxed),
+            m.walk_items,
         ),
         (
             "dragnet_walks_partial_total",
             "Tool steps whose walk was not complete.",
-            m.walks_partial.load(Ordering::Relaxed),
+            m.walks_partial,
         ),
     ] {
         let _ = writeln!(
@@ -247,8 +126,7 @@ async fn render(state: &AppState) -> ApiResult<String> {
          # TYPE dragnet_cache_lookups_total counter\n\
          dragnet_cache_lookups_total{{result=\"hit\"}} {}\n\
          dragnet_cache_lookups_total{{result=\"miss\"}} {}",
-        m.cache_hits.load(Ordering::Relaxed),
-        m.cache_misses.load(Ordering::Relaxed)
+        m.cache_hits, m.cache_misses
     );
     for (i, (name, help)) in [
         (
@@ -268,7 +146,7 @@ async fn render(state: &AppState) -> ApiResult<String> {
     .enumerate()
     {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-        for (host, counts) in m.hosts.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        for (host, counts) in m.hosts.iter() {
             let _ = writeln!(out, "{name}{{host=\"{}\"}} {}", label(host), counts[i]);
         }
     }
@@ -289,7 +167,7 @@ async fn render(state: &AppState) -> ApiResult<String> {
         out,
         "# TYPE dragnet_runs_queued gauge\ndragnet_runs_queued {queued}"
     );
-    let now = crate::scheduler::now(state, &state.tick_clock()).await?;
+    let now = state.tick_clock().now(state.db()).await?;
     let _ = writeln!(
         out,
         "# HELP dragnet_schedule_lateness_seconds How long each active schedule's oldest due tick has waited."

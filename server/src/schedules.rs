@@ -33,7 +33,7 @@ pub async fn describe(
     workflow: Option<&str>,
 ) -> ApiResult<Vec<ScheduleBody>> {
     let db = state.db();
-    let now = crate::scheduler::now(state, &state.tick_clock()).await?;
+    let now = state.tick_clock().now(db).await?;
     let mut out = Vec::new();
     for s in db.team_schedules(team_id, workflow).await? {
         let trigger = CronTrigger::from_parts(&s.cron, &s.timezone, &s.catch_up, &s.overlap).ok();

@@ -5,9 +5,9 @@
 //! UI; they are kept sealed under the operator's `DRAGNET_SECRETS_KEY`
 //! with the team and name bound in. A push naming a secret the team has
 //! not set is refused with the `env:` value located; a run opens exactly
-//! the secrets its workflow names, and nothing else reaches the engine.
+//! the secrets its workflow names ([`dragnet_runner::secrets::for_run`]).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::Path as FsPath;
 
 use axum::body::Bytes;
@@ -16,13 +16,13 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{DateTime, Utc};
-use dragnet_engine::workflow::model::{CredentialsSpec, Workflow};
+use dragnet_engine::workflow::model::Workflow;
 use dragnet_engine::workflow::Diagnostics;
 use dragnet_located::cursor::Cursor;
 use dragnet_located::load::{load, Kind};
 use dragnet_located::yaml::Pos;
 use dragnet_steps::http::{SealError, Sealer, Secret};
-use dragnet_store::{open_secret, seal_secret, Db};
+use dragnet_store::{seal_secret, Db};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -35,8 +35,7 @@ use crate::state::AppState;
 pub const MAX_NAME_LEN: usize = 128;
 /// The largest secret value, in bytes.
 pub const MAX_VALUE_BYTES: usize = 64 * 1024;
-/// The variable the operator sets the sealing key in.
-pub const KEY_VAR: &str = "DRAGNET_SECRETS_KEY";
+pub use dragnet_runner::secrets::{named_secrets, KEY_VAR};
 
 /// Why a secret could not be set, read or deleted.
 #[derive(Debug, thiserror::Error)]
@@ -121,31 +120,6 @@ pub async fn set_secret(
     Ok(())
 }
 
-/// Every variable name `wf`'s providers' credentials read, with the
-/// provider and the key naming it.
-pub fn named_secrets(wf: &Workflow) -> Vec<(String, &'static str, String)> {
-    let mut out = Vec::new();
-    for p in wf.providers.values() {
-        let mut add = |key: &'static str, name: &str| {
-            out.push((p.name.clone(), key, name.to_string()));
-        };
-        match &p.credentials {
-            CredentialsSpec::None => {}
-            CredentialsSpec::Bearer { env } | CredentialsSpec::Header { env, .. } => {
-                add("env", env)
-            }
-            CredentialsSpec::Basic {
-                username_env,
-                password_env,
-            } => {
-                add("username_env", username_env);
-                add("password_env", password_env);
-            }
-        }
-    }
-    out
-}
-
 /// The push check: every secret `wf` names must be one the team has set
 /// (and the server must keep secrets at all); else a located diagnostic
 /// at each `env:` value naming a missing one.
@@ -160,7 +134,7 @@ pub async fn check_push(
     if named.is_empty() {
         return Ok(());
     }
-    let keeps = state.config().secrets.is_some();
+    let keeps = state.config().runner.secrets.is_some();
     let set: BTreeSet<String> = match keeps {
         true => state
             .db()
@@ -239,43 +213,6 @@ fn locate_missing(
     }
 }
 
-/// The secrets `wf` names that team `team_id` has set, opened: exactly
-/// what a run of it may read. One that does not open (another key, or a
-/// row copied from elsewhere) is left out and logged by name.
-pub async fn for_run(
-    state: &AppState,
-    team_id: &str,
-    wf: &Workflow,
-) -> Result<HashMap<String, Secret>, SecretError> {
-    let wanted: BTreeSet<String> = named_secrets(wf).into_iter().map(|(_, _, n)| n).collect();
-    let mut out = HashMap::new();
-    if wanted.is_empty() {
-        return Ok(out);
-    }
-    let Some(sealer) = state.config().secrets.as_deref() else {
-        tracing::warn!(
-            "the run's workflow names team secrets but this process has no {KEY_VAR}: \
-             its steps fail until the process is started with the server's key"
-        );
-        return Ok(out);
-    };
-    for (name, sealed) in state.db().sealed_secrets(team_id).await? {
-        if !wanted.contains(&name) {
-            continue;
-        }
-        match open_secret(sealer, team_id, &name, &sealed) {
-            Some(value) => {
-                out.insert(name, value);
-            }
-            None => tracing::warn!(
-                secret = %name,
-                "a team secret does not open under this server's key: set it again"
-            ),
-        }
-    }
-    Ok(out)
-}
-
 /// `PUT /v1/secrets/{name}`'s body.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -321,7 +258,7 @@ pub async fn put(
     let value = Secret::new(body.value);
     set_secret(
         state.db(),
-        state.config().secrets.as_deref(),
+        state.config().runner.secrets.as_deref(),
         caller.team_id(),
         &name,
         &value,

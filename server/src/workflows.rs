@@ -79,7 +79,7 @@ pub async fn validate(
     let compiled = compile(&state, &up.file_name, up.source.clone(), up.documents).await?;
     // Held to the server's upstream hosts as a push is.
     let compiled = compiled.and_then(|wf| {
-        let policy = &state.config().upstream_hosts;
+        let policy = &state.config().runner.upstream_hosts;
         crate::upstream_hosts::check(policy, &up.file_name, &up.source, &wf).map(|()| wf)
     });
     let answer = match compiled {
@@ -198,7 +198,7 @@ pub(crate) async fn push(
         });
     }
     crate::upstream_hosts::check(
-        &state.config().upstream_hosts,
+        &state.config().runner.upstream_hosts,
         &up.file_name,
         &up.source,
         &wf,
@@ -228,7 +228,7 @@ pub(crate) async fn push(
             },
             other => ApiError::Store(other),
         })?;
-    let specs = crate::scheduler::specs(caller.team_id(), &wf);
+    let specs = dragnet_runner::scheduler::specs(caller.team_id(), &wf);
     state
         .db()
         .sync_schedules(caller.team_id(), &name, &specs, state.clock().now())

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
 use dragnet_engine::run::{RunStatus, StepStatus};
+use dragnet_runner::RunnerConfig;
 use dragnet_server::ServerConfig;
 use dragnet_store::Db;
 use reqwest::{Method, StatusCode};
@@ -122,7 +123,10 @@ async fn a_teams_cache_entries_serve_only_that_team(db: Db) -> Result<()> {
 
 async fn shutdown_hands_back_runs_past_the_grace_period(db: Db) -> Result<()> {
     let config = ServerConfig {
-        shutdown_grace: Duration::from_millis(200),
+        runner: RunnerConfig {
+            shutdown_grace: Duration::from_millis(200),
+            ..RunnerConfig::default()
+        },
         ..ServerConfig::default()
     };
     let api = Api::start_with(db.clone(), config).await?;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use anyhow::{ensure, Context, Result};
 use chrono::{DateTime, Utc};
-use dragnet_server::{scheduler, AppState};
+use dragnet_runner::{scheduler, Launcher};
 use dragnet_store::testing::TestClock;
 use dragnet_store::Db;
 use serde_json::Value;
@@ -91,9 +91,9 @@ async fn a_tick_fires_once_and_not_again_after_a_restart(db: Db) -> Result<()> {
 
     clock.set(at("2026-06-01T10:00:05Z"));
     // A second scheduler on the same store races this one for the tick.
-    let rival = AppState::new(
+    let rival = Launcher::new(
         api.db.clone(),
-        api.state.config().clone(),
+        api.state.config().runner.clone(),
         clock.clone(),
         TaskTracker::new(),
         CancellationToken::new(),
@@ -101,6 +101,7 @@ async fn a_tick_fires_once_and_not_again_after_a_restart(db: Db) -> Result<()> {
     let config = api
         .state
         .config()
+        .runner
         .scheduler
         .clone()
         .context("a scheduler")?;

@@ -7,6 +7,7 @@ mod support;
 use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
+use dragnet_runner::RunnerConfig;
 use dragnet_server::ServerConfig;
 use dragnet_store::Db;
 use reqwest::{Method, StatusCode};
@@ -265,7 +266,10 @@ async fn a_rerun_from_a_step_keeps_the_outputs_before_it(db: Db) -> Result<()> {
 
 async fn runs_beyond_a_limit_wait_queued_in_order(db: Db) -> Result<()> {
     let config = ServerConfig {
-        max_running_runs: 2,
+        runner: RunnerConfig {
+            max_running_runs: 2,
+            ..RunnerConfig::default()
+        },
         ..ServerConfig::default()
     };
     let api = Api::start_with(db, config).await?;

@@ -21,8 +21,8 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::routing::get;
 use axum::{Json, Router};
-use dragnet_server::scheduler::{SchedulerConfig, TickClock};
-use dragnet_server::{claimer, AppState, ServerConfig};
+use dragnet_runner::{claimer, Launcher, RunnerConfig, SchedulerConfig, TickClock};
+use dragnet_server::ServerConfig;
 use dragnet_steps::http::{Sealer, Secret};
 use dragnet_store::testing::TestClock;
 use dragnet_store::Db;
@@ -118,9 +118,12 @@ async fn set(api: &Api, token: &str, name: &str, value: &str) -> Result<(StatusC
 
 fn secrets_config() -> Result<ServerConfig> {
     Ok(ServerConfig {
-        secrets: Some(Arc::new(Sealer::new(
-            b"the operator's secrets key: 32 bytes or more",
-        )?)),
+        runner: RunnerConfig {
+            secrets: Some(Arc::new(Sealer::new(
+                b"the operator's secrets key: 32 bytes or more",
+            )?)),
+            ..RunnerConfig::default()
+        },
         metrics_token: Some(Secret::new(SERVER_TOKEN)),
         ..ServerConfig::default()
     })
@@ -303,15 +306,19 @@ async fn scheduled_and_claimed_runs_read_the_teams_secrets(db: Db) -> Result<()>
     };
     std::env::set_var("DRAGNET_METRICS_TOKEN", SERVER_TOKEN);
     let clock = Arc::new(TestClock::new(at("2026-06-01T09:59:30Z")));
+    let base = secrets_config()?;
     let config = ServerConfig {
-        max_running_runs: 0,
-        claim_every: None,
-        scheduler: Some(SchedulerConfig {
-            every: std::time::Duration::from_secs(86_400),
-            clock: TickClock::Fixed(clock.clone()),
-            ..SchedulerConfig::default()
-        }),
-        ..secrets_config()?
+        runner: RunnerConfig {
+            max_running_runs: 0,
+            claim_every: None,
+            scheduler: Some(SchedulerConfig {
+                every: std::time::Duration::from_secs(86_400),
+                clock: TickClock::Fixed(clock.clone()),
+                ..SchedulerConfig::default()
+            }),
+            ..base.runner
+        },
+        ..base
     };
     let api = Api::start_full(db.clone(), config.clone(), clock.clone()).await?;
     let a = api.team("a").await?;
@@ -328,12 +335,13 @@ async fn scheduled_and_claimed_runs_read_the_teams_secrets(db: Db) -> Result<()>
     let manual = api.run(&a, "leak", "{}").await?;
 
     // A worker on the same store claims both and runs them.
-    let worker = AppState::new(
+    // A worker: a launcher without the API.
+    let worker = Launcher::new(
         db,
-        ServerConfig {
+        RunnerConfig {
             max_running_runs: 2,
             scheduler: None,
-            ..config
+            ..config.runner
         },
         clock.clone(),
         TaskTracker::new(),

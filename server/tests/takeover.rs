@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use anyhow::{ensure, Result};
 use dragnet_engine::run::{RunStatus, StepStatus};
+use dragnet_runner::{claimer, RunnerConfig};
 use dragnet_server::ServerConfig;
 use dragnet_store::{on_both_backends, Db, LeaseLength};
 use reqwest::{Method, StatusCode};
@@ -31,10 +32,17 @@ on_both_backends!(
 );
 
 fn config() -> ServerConfig {
-    ServerConfig {
+    runner(RunnerConfig {
         lease: LeaseLength::new(Duration::from_secs(1)).expect("a valid lease"),
         // Passes only when the test asks.
         claim_every: None,
+        ..RunnerConfig::default()
+    })
+}
+
+fn runner(runner: RunnerConfig) -> ServerConfig {
+    ServerConfig {
+        runner,
         ..ServerConfig::default()
     }
 }
@@ -43,10 +51,10 @@ fn config() -> ServerConfig {
 async fn api_only(db: &Db) -> Result<Api> {
     Api::start_with(
         db.clone(),
-        ServerConfig {
+        runner(RunnerConfig {
             max_running_runs: 0,
-            ..config()
-        },
+            ..config().runner
+        }),
     )
     .await
 }
@@ -97,7 +105,7 @@ async fn a_run_whose_lease_expired_is_taken_over_and_resumed(db: Db) -> Result<(
     let seen_by_a = a.shop.requests().len();
     dragnet_store::testing::expire_lease(&db, &run).await?;
     let b = Api::start_with(db.clone(), config()).await?;
-    let claimed = dragnet_server::claimer::pass(&b.state).await?;
+    let claimed = claimer::pass(b.state.launcher()).await?;
     ensure!(claimed == 1, "B claimed {claimed} runs");
     let done = b.finished(&t, &run).await?;
     ensure!(done["status"] == "succeeded", "{done}");
@@ -178,11 +186,11 @@ async fn a_claimed_run_that_cannot_start_is_recorded_failed_once(db: Db) -> Resu
         chrono::Utc::now(),
     )
     .await?;
-    ensure!(dragnet_server::claimer::pass(&a.state).await? == 0);
+    ensure!(claimer::pass(a.state.launcher()).await? == 0);
     let record = db.get_run("run_ghost").await?.expect("stored");
     ensure!(record.status == RunStatus::Failed, "{:?}", record.status);
     // Final now: not claimed again.
-    ensure!(dragnet_server::claimer::pass(&a.state).await? == 0);
+    ensure!(claimer::pass(a.state.launcher()).await? == 0);
     ensure!(db
         .claim_next("someone", LeaseLength::DEFAULT)
         .await?
@@ -236,10 +244,10 @@ async fn a_run_left_for_anyone_wakes_the_claimers_at_once() {
             .await?;
         let worker = Api::start_with(
             db.clone(),
-            ServerConfig {
+            runner(RunnerConfig {
                 claim_every: Some(Duration::from_secs(60)),
-                ..config()
-            },
+                ..config().runner
+            }),
         )
         .await?;
         // The worker's first poll (at its start) is behind it.

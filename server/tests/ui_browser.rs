@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use anyhow::ensure;
 use browser::{driver, Browser};
+use dragnet_runner::RunnerConfig;
 use dragnet_server::ServerConfig;
 use dragnet_steps::Limits;
 use serde_json::json;
@@ -36,9 +37,12 @@ async fn in_a_browser_a_team_signs_in_reads_a_partial_run_and_cancels_a_slow_one
     dragnet_store::testing::on_sqlite(|db| async move {
         // Ten requests per call: the fan-out over thirty properties ends partial.
         let config = ServerConfig {
-            limits: Limits {
-                max_requests: 10,
-                ..Limits::default()
+            runner: RunnerConfig {
+                limits: Limits {
+                    max_requests: 10,
+                    ..Limits::default()
+                },
+                ..RunnerConfig::default()
             },
             ..ServerConfig::default()
         };
@@ -252,9 +256,12 @@ async fn in_a_browser_tables_dags_and_links_read_cleanly() {
         // Ten requests a call: the fan-out ends partial, so the branch
         // takes `else` (alert) and the report is skipped.
         let config = ServerConfig {
-            limits: Limits {
-                max_requests: 10,
-                ..Limits::default()
+            runner: RunnerConfig {
+                limits: Limits {
+                    max_requests: 10,
+                    ..Limits::default()
+                },
+                ..RunnerConfig::default()
             },
             ..ServerConfig::default()
         };

@@ -10,6 +10,7 @@ mod support;
 use std::sync::Arc;
 
 use anyhow::{ensure, Context, Result};
+use dragnet_runner::RunnerConfig;
 use dragnet_server::ServerConfig;
 use dragnet_steps::http::Sealer;
 use dragnet_store::{on_both_backends, Db};
@@ -75,9 +76,12 @@ fn csrf_in(html: &str) -> Option<String> {
 
 async fn a_team_sets_lists_and_deletes_its_secrets_on_the_page(db: Db) -> Result<()> {
     let config = ServerConfig {
-        secrets: Some(Arc::new(Sealer::new(
-            b"the operator's secrets key: 32 bytes or more",
-        )?)),
+        runner: RunnerConfig {
+            secrets: Some(Arc::new(Sealer::new(
+                b"the operator's secrets key: 32 bytes or more",
+            )?)),
+            ..RunnerConfig::default()
+        },
         ..ServerConfig::default()
     };
     let api = Api::start_with(db.clone(), config).await?;

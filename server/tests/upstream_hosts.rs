@@ -13,6 +13,7 @@ use anyhow::{ensure, Result};
 use axum::http::{header, StatusCode as AxumStatus};
 use axum::response::IntoResponse;
 use axum::Router;
+use dragnet_runner::RunnerConfig;
 use dragnet_server::ServerConfig;
 use dragnet_steps::http::HostPolicy;
 use dragnet_store::Db;
@@ -60,7 +61,10 @@ async fn counting(
 
 fn hosts(patterns: &[&str]) -> Result<ServerConfig> {
     Ok(ServerConfig {
-        upstream_hosts: Arc::new(HostPolicy::parse(patterns)?),
+        runner: RunnerConfig {
+            upstream_hosts: Arc::new(HostPolicy::parse(patterns)?),
+            ..RunnerConfig::default()
+        },
         ..ServerConfig::default()
     })
 }

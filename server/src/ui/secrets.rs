@@ -33,7 +33,7 @@ async fn render(
         .list_secrets(caller.caller.team_id())
         .await
         .unwrap_or_default();
-    let keeps = state.config().secrets.is_some();
+    let keeps = state.config().runner.secrets.is_some();
     let time = |t: &chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
     let body = html! {
         h1 { "Secrets" }
@@ -93,7 +93,7 @@ pub async fn set(State(state): State<AppState>, caller: UiCaller, body: String) 
     let value = Secret::new(field(&fields, "value").unwrap_or_default());
     match set_secret(
         state.db(),
-        state.config().secrets.as_deref(),
+        state.config().runner.secrets.as_deref(),
         caller.caller.team_id(),
         name,
         &value,

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use dragnet_server::scheduler::{self, PassReport, SchedulerConfig, TickClock};
+use dragnet_runner::scheduler::{self, PassReport, SchedulerConfig, TickClock};
+use dragnet_runner::RunnerConfig;
 use dragnet_server::{AppState, ServerConfig};
 use dragnet_shop::ShopHandle;
 use dragnet_steps::clock::{Clock, SystemClock};
@@ -66,11 +67,14 @@ impl Api {
     /// passes only when the test calls `pass`.
     pub async fn start_clocked(db: Db, clock: Arc<dyn Clock>) -> Result<Api> {
         let config = ServerConfig {
-            scheduler: Some(SchedulerConfig {
-                every: Duration::from_secs(86_400),
-                clock: TickClock::Fixed(clock.clone()),
-                ..SchedulerConfig::default()
-            }),
+            runner: RunnerConfig {
+                scheduler: Some(SchedulerConfig {
+                    every: Duration::from_secs(86_400),
+                    clock: TickClock::Fixed(clock.clone()),
+                    ..SchedulerConfig::default()
+                }),
+                ..RunnerConfig::default()
+            },
             ..ServerConfig::default()
         };
         Api::start_full(db, config, clock).await
@@ -316,10 +320,11 @@ steps:
         let config = self
             .state
             .config()
+            .runner
             .scheduler
             .clone()
             .context("a scheduler")?;
-        Ok(scheduler::pass(&self.state, &config).await?)
+        Ok(scheduler::pass(self.state.launcher(), &config).await?)
     }
 }
 

@@ -6,50 +6,26 @@
 //! so a tick is handled once even across restarts and racing schedulers.
 //! Only runs a schedule fired count as its overlap.
 
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use dragnet_engine::run::{self};
+use dragnet_engine::run;
 use dragnet_engine::schedule::{plan, CronTrigger, Disposition, Overlap};
 use dragnet_engine::workflow::model::{Trigger, Workflow};
-use dragnet_steps::clock::Clock;
-use dragnet_store::{NewRun, RunOwner, ScheduleRow, ScheduleSpec, TickStatus, TickWrite};
+use dragnet_store::{RunOwner, ScheduleRow, ScheduleSpec, TickStatus, TickWrite};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
-use crate::error::{ApiError, ApiResult};
-use crate::launch::{self, Launch, RunRequest};
-use crate::state::AppState;
-
-/// Where a pass reads the time.
-#[derive(Clone)]
-pub enum TickClock {
-    /// `now()` of the database: one clock for every server on it.
-    Database,
-    /// An injected clock (tests).
-    Fixed(Arc<dyn Clock>),
-}
-
-/// How the scheduler runs.
-#[derive(Clone)]
-pub struct SchedulerConfig {
-    /// Time between passes.
-    pub every: Duration,
-    /// A tick handled later than this after its time was missed.
-    pub late_after: Duration,
-    pub clock: TickClock,
-}
-
-impl Default for SchedulerConfig {
-    fn default() -> Self {
-        SchedulerConfig {
-            every: Duration::from_secs(1),
-            late_after: Duration::from_secs(60),
-            clock: TickClock::Database,
-        }
-    }
-}
+use crate::compile;
+pub use crate::config::{SchedulerConfig, TickClock};
+use crate::error::{Error, Result};
+use crate::launch::RunRequest;
+use crate::launcher::Launcher;
+use crate::submit::{Outcome, Submission, Write};
+use crate::task::{self, TaskName};
 
 /// What one pass did, for tests and logs.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -101,35 +77,37 @@ pub fn specs(team_id: &str, wf: &Workflow) -> Vec<ScheduleSpec> {
     out
 }
 
-/// Passes every `config.every` until the server stops taking work.
-pub async fn run(state: AppState, config: SchedulerConfig) {
-    loop {
-        tokio::select! {
-            () = tokio::time::sleep(config.every) => {}
-            () = state.stopping().cancelled() => return,
+/// Passes every `config.every` until `stop` is cancelled, as the tracked
+/// task `scheduler`; it holds the launcher its ticks' runs start with.
+pub fn spawn(
+    launcher: Launcher,
+    config: SchedulerConfig,
+    stop: CancellationToken,
+    tracker: &TaskTracker,
+) {
+    let task = async move {
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(config.every) => {}
+                () = stop.cancelled() => return,
+            }
+            if let Err(error) = pass(&launcher, &config).await {
+                tracing::error!(%error, "a scheduler pass failed");
+            }
         }
-        if let Err(error) = pass(&state, &config).await {
-            tracing::error!(%error, "a scheduler pass failed");
-        }
-    }
-}
-
-pub async fn now(state: &AppState, clock: &TickClock) -> ApiResult<DateTime<Utc>> {
-    match clock {
-        TickClock::Database => Ok(state.db().db_now().await?),
-        TickClock::Fixed(c) => Ok(c.now()),
-    }
+    };
+    task::spawn(tracker, TaskName::of("scheduler"), task);
 }
 
 /// One pass over every active schedule.
-pub async fn pass(state: &AppState, config: &SchedulerConfig) -> ApiResult<PassReport> {
+pub async fn pass(launcher: &Launcher, config: &SchedulerConfig) -> Result<PassReport> {
     let mut report = PassReport::default();
-    if state.stopping().is_cancelled() {
+    if launcher.stopping().is_cancelled() {
         return Ok(report);
     }
-    let now = now(state, &config.clock).await?;
-    for schedule in state.db().active_schedules().await? {
-        if let Err(error) = one(state, config, &schedule, now, &mut report).await {
+    let now = config.clock.now(launcher.db()).await?;
+    for schedule in launcher.db().active_schedules().await? {
+        if let Err(error) = one(launcher, config, &schedule, now, &mut report).await {
             tracing::error!(schedule = %schedule.schedule_id, %error, "a schedule's tick failed");
         }
     }
@@ -137,26 +115,26 @@ pub async fn pass(state: &AppState, config: &SchedulerConfig) -> ApiResult<PassR
 }
 
 async fn one(
-    state: &AppState,
+    launcher: &Launcher,
     config: &SchedulerConfig,
     schedule: &ScheduleRow,
     now: DateTime<Utc>,
     report: &mut PassReport,
-) -> ApiResult<()> {
+) -> Result<()> {
     let trigger = CronTrigger::from_parts(
         &schedule.cron,
         &schedule.timezone,
         &schedule.catch_up,
         &schedule.overlap,
     )
-    .map_err(|message| ApiError::Conflict {
-        kind: "bad_schedule",
+    .map_err(|message| Error::BadSchedule {
+        schedule_id: schedule.schedule_id.clone(),
         message,
     })?;
-    let db = state.db();
-    if trigger.overlap == Overlap::Queue && running(state, schedule).await?.is_none() {
+    let db = launcher.db();
+    if trigger.overlap == Overlap::Queue && running(launcher, schedule).await?.is_none() {
         if let Some(at) = db.oldest_queued_tick(&schedule.schedule_id).await? {
-            if let Some(run_id) = fire(state, schedule, at, now, true).await? {
+            if let Some(run_id) = fire(launcher, schedule, at, now, true).await? {
                 report.fired.push(run_id);
             }
         }
@@ -168,27 +146,27 @@ async fn one(
                 "missed: no scheduler was running at its time (catch_up: {})",
                 trigger.catch_up.as_str()
             );
-            record(state, schedule, at, TickStatus::Missed, reason, now).await?;
+            record(launcher, schedule, at, TickStatus::Missed, reason, now).await?;
             report.missed += 1;
             continue;
         }
         let busy = match trigger.overlap {
             Overlap::Allow => None,
-            Overlap::Skip | Overlap::Queue => running(state, schedule).await?,
+            Overlap::Skip | Overlap::Queue => running(launcher, schedule).await?,
         };
         match (busy, trigger.overlap) {
             (Some(run_id), Overlap::Queue) => {
                 let reason = format!("queued: run {run_id} of this schedule is still running");
-                record(state, schedule, at, TickStatus::Queued, reason, now).await?;
+                record(launcher, schedule, at, TickStatus::Queued, reason, now).await?;
                 report.queued += 1;
             }
             (Some(run_id), _) => {
                 let reason = format!("overlap: run {run_id} of this schedule is still running");
-                record(state, schedule, at, TickStatus::Skipped, reason, now).await?;
+                record(launcher, schedule, at, TickStatus::Skipped, reason, now).await?;
                 report.skipped += 1;
             }
             (None, _) => {
-                if let Some(run_id) = fire(state, schedule, at, now, false).await? {
+                if let Some(run_id) = fire(launcher, schedule, at, now, false).await? {
                     report.fired.push(run_id);
                 } else {
                     report.skipped += 1;
@@ -200,8 +178,8 @@ async fn one(
 }
 
 /// The schedule's latest run when it is still running (or queued).
-async fn running(state: &AppState, schedule: &ScheduleRow) -> ApiResult<Option<String>> {
-    let latest = state
+async fn running(launcher: &Launcher, schedule: &ScheduleRow) -> Result<Option<String>> {
+    let latest = launcher
         .db()
         .latest_schedule_run(&schedule.schedule_id)
         .await?;
@@ -209,13 +187,13 @@ async fn running(state: &AppState, schedule: &ScheduleRow) -> ApiResult<Option<S
 }
 
 async fn record(
-    state: &AppState,
+    launcher: &Launcher,
     schedule: &ScheduleRow,
     at: DateTime<Utc>,
     status: TickStatus,
     reason: String,
     now: DateTime<Utc>,
-) -> ApiResult<bool> {
+) -> Result<bool> {
     let tick = TickWrite {
         schedule_id: &schedule.schedule_id,
         scheduled_for: at,
@@ -223,7 +201,7 @@ async fn record(
         reason: Some(reason),
         run: None,
     };
-    Ok(state
+    Ok(launcher
         .db()
         .record_tick(&tick, &RunOwner::this_process(), now)
         .await?)
@@ -234,17 +212,24 @@ async fn record(
 /// no defaults is recorded as skipped with the reason. `queued`: the tick
 /// is recorded already and waited for the previous run.
 async fn fire(
-    state: &AppState,
+    launcher: &Launcher,
     schedule: &ScheduleRow,
     at: DateTime<Utc>,
     now: DateTime<Utc>,
     queued: bool,
-) -> ApiResult<Option<String>> {
-    let prepared = match launch::current(state, &schedule.team_id, &schedule.workflow).await {
+) -> Result<Option<String>> {
+    let workflows_dir = launcher.config().workflows_dir.clone();
+    let current = compile::current(
+        launcher.db(),
+        workflows_dir,
+        &schedule.team_id,
+        &schedule.workflow,
+    );
+    let prepared = match current.await {
         Ok((wf, version)) => run::resolve_inputs(&wf, &serde_json::Map::new())
             .map(|inputs| (wf, version, inputs))
             .map_err(|e| format!("skipped: the run cannot start: {e}")),
-        Err(ApiError::InvalidWorkflow(d)) => Err(format!(
+        Err(Error::InvalidWorkflow(d)) => Err(format!(
             "skipped: the workflow's current version no longer compiles: {}",
             d.iter().next().map(ToString::to_string).unwrap_or_default()
         )),
@@ -255,86 +240,50 @@ async fn fire(
         Err(reason) => {
             match queued {
                 true => {
-                    state
+                    launcher
                         .db()
                         .skip_queued(&schedule.schedule_id, at, &reason)
                         .await?
                 }
                 false => {
-                    record(state, schedule, at, TickStatus::Skipped, reason, now).await?;
+                    record(launcher, schedule, at, TickStatus::Skipped, reason, now).await?;
                 }
             }
             return Ok(None);
         }
     };
-    let trigger = trigger_value(state, schedule, at, now).await?;
-    let run_id = run::new_run_id(now);
-    let source = wf.source.display().to_string();
-    let launch_record = launch::LaunchRecord {
-        trigger: trigger.clone(),
-        ..launch::LaunchRecord::default()
-    }
-    .to_json();
-    let new_run = NewRun {
-        run_id: &run_id,
-        team_id: &schedule.team_id,
-        workflow: &wf.name,
+    let trigger = trigger_value(launcher, schedule, at, now).await?;
+    let submission = Submission {
+        team_id: schedule.team_id.clone(),
+        workflow: Arc::new(wf),
         version,
-        source: &source,
-        inputs: &inputs,
-        idempotency: None,
-        launch: Some(&launch_record),
-        claim: state.claim_on_submit(),
-        trigger: dragnet_engine::run::RunTrigger::from_value(&trigger),
-    };
-    let lease = new_run.lease();
-    let owner = RunOwner::this_process();
-    let written = match queued {
-        true => {
-            state
-                .db()
-                .fire_queued(&schedule.schedule_id, at, &new_run, &owner, now)
-                .await?
-        }
-        false => {
-            let tick = TickWrite {
-                schedule_id: &schedule.schedule_id,
-                scheduled_for: at,
-                status: TickStatus::Fired,
-                reason: None,
-                run: Some(new_run),
-            };
-            state.db().record_tick(&tick, &owner, now).await?
-        }
-    };
-    if !written {
-        // Another scheduler handled this tick.
-        return Ok(None);
-    }
-    let Some(lease) = lease else {
-        // No room here: anyone with room claims it.
-        crate::claimer::announce(state).await;
-        return Ok(Some(run_id));
-    };
-    let launch = Launch {
-        team_id: &schedule.team_id,
-        run_id: &run_id,
+        request: RunRequest::default(),
+        inputs,
         trigger,
-        reuse: std::collections::HashMap::new(),
-        lease,
+        started_by: None,
+        reuse: HashMap::new(),
+        rerun_of: None,
     };
-    launch::spawn_run(state, launch, Arc::new(wf), RunRequest::default(), inputs);
-    Ok(Some(run_id))
+    let schedule_id = schedule.schedule_id.as_str();
+    let write = match queued {
+        true => Write::QueuedTick { schedule_id, at },
+        false => Write::Tick { schedule_id, at },
+    };
+    match launcher.submit(submission, write, now).await? {
+        Outcome::Created { run_id } | Outcome::Existing { run_id } => Ok(Some(run_id)),
+        // Another scheduler handled this tick.
+        Outcome::NotWritten => Ok(None),
+    }
 }
 
 /// `$.trigger` of a scheduled run: the tick and the schedule's runs before.
 async fn trigger_value(
-    state: &AppState,
+    launcher: &Launcher,
     schedule: &ScheduleRow,
     at: DateTime<Utc>,
     now: DateTime<Utc>,
-) -> ApiResult<Value> {
-    let (previous, complete) = state.db().schedule_runs(&schedule.schedule_id).await?;
+) -> Result<Value> {
+    let (previous, complete) = launcher.db().schedule_runs(&schedule.schedule_id).await?;
     let shown = |r: Option<dragnet_store::ScheduleRun>| match r {
         None => json!({"run_id": null, "status": null, "complete": false, "started_at": null}),
         Some(r) => json!({

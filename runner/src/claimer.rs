@@ -14,32 +14,37 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use dragnet_engine::run::{RunStatus, StepStatus};
-use dragnet_store::{Lease, RunOwner, Wakeups};
+use dragnet_store::{Lease, Wakeups};
 use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
-use crate::error::ApiResult;
-use crate::launch::{self, Launch, LaunchRecord, RunRequest};
-use crate::state::AppState;
+use crate::compile;
+use crate::error::Result;
+use crate::launch::{end_unstarted, spawn_run, Launch, LaunchRecord, RunRequest};
+use crate::launcher::Launcher;
+use crate::task::{self, TaskName};
 
 /// One pass: claims and starts runs while there is room; how many.
-pub async fn pass(state: &AppState) -> ApiResult<usize> {
+pub async fn pass(launcher: &Launcher) -> Result<usize> {
     let mut started = 0;
-    while !state.stopping().is_cancelled() && state.can_claim() {
-        let claimed = state
+    while !launcher.stopping().is_cancelled() && launcher.can_claim() {
+        let claimed = launcher
             .db()
-            .claim_next(state.lease_owner(), state.config().lease)
+            .claim_next(launcher.lease_owner(), launcher.config().lease)
             .await?;
         let Some(lease) = claimed else {
             break;
         };
         let run_id = lease.run_id.clone();
-        match resume(state, lease.clone()).await {
+        match resume(launcher, lease.clone()).await {
             Ok(()) => started += 1,
             Err(error) => {
                 tracing::error!(run_id = %run_id, %error, "a claimed run could not start");
-                fail(state, &lease, &error.to_string()).await;
+                fail(launcher, &lease, &error.to_string()).await;
             }
         }
     }
@@ -49,61 +54,16 @@ pub async fn pass(state: &AppState) -> ApiResult<usize> {
 /// Records claimed run `lease.run_id` failed when it cannot be started
 /// here (its workflow version is gone or no longer compiles), so it is not
 /// claimed again and again.
-async fn fail(state: &AppState, lease: &Lease, why: &str) {
+async fn fail(launcher: &Launcher, lease: &Lease, why: &str) {
     let reason = format!("the run could not be started: {why}");
-    end_unstarted(state, lease, RunStatus::Failed, &reason).await;
+    end_unstarted(launcher, lease, RunStatus::Failed, &reason).await;
 }
 
-/// Ends claimed run `lease.run_id` without running it: the run `status`
-/// (failed, or cancelled), each unfinished step too, saying `reason`.
-pub(crate) async fn end_unstarted(
-    state: &AppState,
-    lease: &Lease,
-    status: RunStatus,
-    reason: &str,
-) {
-    let db = state.db();
-    let Ok(Some(mut record)) = db.get_run(&lease.run_id).await else {
-        return;
-    };
-    let now = state.clock().now();
-    record.status = status;
-    record.finished_at = Some(now);
-    let step_status = match status {
-        RunStatus::Cancelled => StepStatus::Cancelled,
-        _ => StepStatus::Failed,
-    };
-    for step in &mut record.steps {
-        if !step.is_finished() {
-            step.status = step_status;
-            step.reason = Some(reason.to_string());
-        }
-    }
-    let written = db
-        .write_run_fenced(&record, &RunOwner::this_process(), now, Some(lease))
-        .await;
-    match written {
-        Ok(()) => {
-            if let Err(error) = db.forget_pages(&lease.run_id).await {
-                tracing::warn!(run_id = %lease.run_id, %error, "the run's kept pages could not be deleted");
-            }
-        }
-        Err(error) => {
-            tracing::warn!(run_id = %lease.run_id, %error, "recording a run that ended unstarted")
-        }
-    }
-}
-
-/// Passes every `claim_every` until the server stops taking work, as a
-/// tracked task.
-pub fn spawn(state: &AppState) {
-    let Some(every) = state.config().claim_every else {
-        return;
-    };
-    let state = state.clone();
-    let tracker = state.tracker().clone();
-    tracker.spawn(async move {
-        let mut wakeups = match state.db().wakeups().await {
+/// Passes every `every`, and when woken, until `stop` is cancelled, as
+/// the tracked task `claimer`; it holds the launcher it starts runs with.
+pub fn spawn(launcher: Launcher, every: Duration, stop: CancellationToken, tracker: &TaskTracker) {
+    let task = async move {
+        let mut wakeups = match launcher.db().wakeups().await {
             Ok(w) => w,
             Err(error) => {
                 tracing::warn!(%error, "not listening for runs to claim: polling only");
@@ -114,15 +74,16 @@ pub fn spawn(state: &AppState) {
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
-                () = state.stopping().cancelled() => return,
+                () = stop.cancelled() => return,
                 _ = ticks.tick() => {}
                 () = woken(&mut wakeups) => {}
             }
-            if let Err(error) = pass(&state).await {
+            if let Err(error) = pass(&launcher).await {
                 tracing::warn!(%error, "a claim pass failed");
             }
         }
-    });
+    };
+    task::spawn(tracker, TaskName::of("claimer"), task);
 }
 
 /// Until a notification says a run can be claimed (never without a
@@ -139,26 +100,14 @@ async fn woken(wakeups: &mut Option<Wakeups>) {
     }
 }
 
-/// Tells every claimer listening that a run can be claimed now.
-pub async fn announce(state: &AppState) {
-    if let Err(error) = state.db().notify_claimable().await {
-        tracing::debug!(%error, "telling claimers about a run");
-    }
-}
-
 /// Starts claimed run `lease.run_id` from its row.
-async fn resume(state: &AppState, lease: Lease) -> ApiResult<()> {
-    let db = state.db();
+async fn resume(launcher: &Launcher, lease: Lease) -> Result<()> {
+    let db = launcher.db();
     let Some(row) = db.claimed_run(&lease.run_id).await? else {
         return Ok(());
     };
-    let text = db
-        .workflow_version(&row.team_id, &row.workflow, row.version)
-        .await?
-        .ok_or_else(|| crate::error::ApiError::not_found("workflow", &row.workflow))?;
-    let wf = launch::compile(state, &text.info.file_name, text.source, text.documents)
-        .await?
-        .map_err(crate::error::ApiError::InvalidWorkflow)?;
+    let workflows_dir = launcher.config().workflows_dir.clone();
+    let wf = compile::version(db, workflows_dir, &row.team_id, &row.workflow, row.version).await?;
     let record = row
         .launch
         .as_ref()
@@ -208,6 +157,6 @@ async fn resume(state: &AppState, lease: Lease) -> ApiResult<()> {
         reuse,
         lease,
     };
-    launch::spawn_run(state, launch, Arc::new(wf), request, row.inputs);
+    spawn_run(launcher, launch, Arc::new(wf), request, row.inputs);
     Ok(())
 }

@@ -1,0 +1,142 @@
+//! The handle runs are started through: the store, the settings, the
+//! clock, the runs this process is running and its concurrency slots, the
+//! counters its runs feed, the tracker its tasks are spawned on and the two
+//! tokens that stop them. The API's run requests, the scheduler and the
+//! claim passes each hold one (never the API's state).
+
+use std::sync::Arc;
+
+use dragnet_steps::clock::Clock;
+use dragnet_store::{Db, LeaseLength};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::{RunnerConfig, TickClock};
+use crate::gate::Gate;
+use crate::live::LiveRuns;
+use crate::metrics::Metrics;
+
+/// Starts and tracks runs; cloning is cheap.
+#[derive(Clone)]
+pub struct Launcher(Arc<Inner>);
+
+struct Inner {
+    db: Db,
+    config: RunnerConfig,
+    clock: Arc<dyn Clock>,
+    live: LiveRuns,
+    gate: Gate,
+    metrics: Arc<Metrics>,
+    tracker: TaskTracker,
+    /// Cancelled when this process stops taking work.
+    stopping: CancellationToken,
+    /// Cancelled when every background task must end now.
+    halt: CancellationToken,
+    /// Who this process is when it holds a lease: host, pid and a random
+    /// tag (a pid can be reused).
+    lease_owner: String,
+}
+
+impl Launcher {
+    /// Runs on `db` with `config`, their tasks on `tracker`; `halt` is the
+    /// root token (cancelled when everything must stop at once).
+    pub fn new(
+        db: Db,
+        config: RunnerConfig,
+        clock: Arc<dyn Clock>,
+        tracker: TaskTracker,
+        halt: CancellationToken,
+    ) -> Launcher {
+        Launcher(Arc::new(Inner {
+            db,
+            gate: Gate::new(config.max_running_runs),
+            metrics: Arc::new(Metrics::default()),
+            config,
+            clock,
+            live: LiveRuns::default(),
+            tracker,
+            stopping: CancellationToken::new(),
+            halt,
+            lease_owner: format!(
+                "{}:{}:{:08x}",
+                dragnet_store::hostname(),
+                std::process::id(),
+                rand::random::<u32>()
+            ),
+        }))
+    }
+
+    /// The claim a run this process submits is written with: this
+    /// process's while it has a free slot, else none — the run is queued
+    /// for any process with room to claim.
+    pub fn claim_on_submit(&self) -> Option<(&str, LeaseLength)> {
+        self.gate()
+            .has_free_slot()
+            .then(|| (self.lease_owner(), self.config().lease))
+    }
+
+    /// Whether a claim pass may take one more run: fewer runs here than
+    /// `max_running_runs`, and a slot free.
+    pub fn can_claim(&self) -> bool {
+        self.live().all().len() < self.config().max_running_runs && self.gate().has_free_slot()
+    }
+
+    /// Who this process is on the leases it holds.
+    pub fn lease_owner(&self) -> &str {
+        &self.0.lease_owner
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.0.db
+    }
+
+    pub fn config(&self) -> &RunnerConfig {
+        &self.0.config
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.0.clock
+    }
+
+    pub fn live(&self) -> &LiveRuns {
+        &self.0.live
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.0.metrics
+    }
+
+    pub(crate) fn gate(&self) -> &Gate {
+        &self.0.gate
+    }
+
+    pub fn tracker(&self) -> &TaskTracker {
+        &self.0.tracker
+    }
+
+    /// Cancelled once this process stops taking work.
+    pub fn stopping(&self) -> &CancellationToken {
+        &self.0.stopping
+    }
+
+    /// Where schedules read the time.
+    pub fn tick_clock(&self) -> TickClock {
+        self.0
+            .config
+            .scheduler
+            .as_ref()
+            .map_or(TickClock::Database, |s| s.clock.clone())
+    }
+
+    /// The root token: cancelled when everything must stop at once.
+    pub fn halt(&self) -> &CancellationToken {
+        &self.0.halt
+    }
+
+    /// Tells every claimer listening that a run can be claimed now.
+    pub async fn announce(&self) {
+        if let Err(error) = self.db().notify_claimable().await {
+            tracing::debug!(%error, "telling claimers about a run");
+        }
+    }
+}
