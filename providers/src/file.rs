@@ -55,30 +55,18 @@ pub struct FromEnvFile {
     pub env: String,
 }
 
-/// Organisation credentials, by environment variable name (a team's
-/// secret name on a server); values never sit in the file. Read when a run
-/// or the gateway starts.
+/// Organisation credentials, read from the environment when the gateway
+/// starts.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CredentialsFile {
     /// `Authorization: Bearer <value of env>`.
-    Bearer {
-        /// Environment variable holding the token.
-        env: String,
-    },
-    /// `<name>: <value of env>`, a custom header carrying a secret, e.g.
-    /// `X-Api-Key`.
-    Header {
-        /// The header's name.
-        name: String,
-        /// Environment variable holding the value.
-        env: String,
-    },
+    Bearer { env: String },
+    /// `<name>: <value of env>`.
+    Header { name: String, env: String },
     /// HTTP basic authentication.
     Basic {
-        /// Environment variable holding the user name.
         username_env: String,
-        /// Environment variable holding the password.
         password_env: String,
     },
 }

@@ -6,7 +6,8 @@
 //! - [`file`]: the serde types of a provider's parts as written (`mcp`,
 //!   `credentials`), from which both JSON Schemas are generated.
 //! - [`server`]: an upstream MCP server as compiled ([`McpServer`],
-//!   [`ChildEnv`]).
+//!   [`ChildEnv`]); [`compile`] turns an `mcp:` block into one, each
+//!   problem located in the file.
 //! - [`credentials`]: the [`Resolver`] that reads the secrets a provider
 //!   names, from the process environment or a team's secrets.
 //! - [`mcp_client`]: an upstream MCP server connected and supervised
@@ -19,6 +20,7 @@
 //! - [`error`]: the crate's [`Error`].
 #![forbid(unsafe_code)]
 
+pub mod compile;
 pub mod credentials;
 pub mod error;
 pub mod file;

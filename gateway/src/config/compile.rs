@@ -17,15 +17,13 @@ use dragnet_located::yaml::Node;
 use dragnet_steps::looping::overrides::toolkit_with_roles;
 use dragnet_steps::Limits;
 
-use super::file::{
-    BindingFile, ChildEnvFile, FromEnvFile, LimitsFile, ProviderFile, TOP_LEVEL_KEYS,
-};
+use super::file::{BindingFile, LimitsFile, ProviderFile, TOP_LEVEL_KEYS};
 
 /// An agent's keys, in the order of `AgentFile`.
 const AGENT_KEYS: [&str; 3] = ["description", "agentTools", "toolBudget"];
 /// The most tools an agent may list directly (OpenAI's client limit).
 const MAX_TOOL_BUDGET: usize = 128;
-use super::{Agent, AgentConfig, BaseUrl, Binding, ChildEnv, McpServer, Provider, ProviderKind};
+use super::{Agent, AgentConfig, BaseUrl, Binding, Provider, ProviderKind};
 use crate::guard::{SizeBudget, DEFAULT_BUDGET_TOKENS};
 
 /// The size budget's range, in tokens.
@@ -298,101 +296,7 @@ fn mcp_server(
             format!("provider `{name}` is an MCP server: `base_url` and `credentials` belong to OpenAPI providers; give `mcp.headers` instead"),
         );
     }
-    match (&mcp.command, &mcp.url) {
-        (Some(cmd), None) if !cmd.is_empty() && !cmd[0].trim().is_empty() => {
-            let env = child_env(cx, at.as_ref().unwrap_or(c), &mcp.env);
-            Some(ProviderKind::Mcp(McpServer::Command {
-                argv: cmd.clone(),
-                env,
-            }))
-        }
-        (None, Some(_)) if !mcp.env.is_empty() => {
-            complain(
-                cx,
-                "`mcp.env` is the environment of a `command`'s child process; a server at `url` \
-                 takes `headers` or `headers_env`"
-                    .into(),
-            );
-            None
-        }
-        (None, Some(url)) if url.starts_with("http://") || url.starts_with("https://") => {
-            Some(ProviderKind::Mcp(McpServer::Url {
-                url: url.clone(),
-                headers: mcp.headers.clone(),
-                headers_env: mcp.headers_env.clone(),
-            }))
-        }
-        (None, Some(url)) => {
-            complain(
-                cx,
-                format!("`mcp.url` must start with http:// or https://, got `{url}`"),
-            );
-            None
-        }
-        (Some(_), None) => {
-            complain(
-                cx,
-                "`mcp.command` is empty; give the program and its arguments".into(),
-            );
-            None
-        }
-        _ => {
-            complain(
-                cx,
-                format!(
-                    "the MCP server of provider `{name}` needs exactly one of `command` and `url`"
-                ),
-            );
-            None
-        }
-    }
-}
-
-/// An MCP child's environment (`mcp.env` under `at`): names checked,
-/// values as written; each problem at its entry.
-fn child_env(
-    cx: &mut Ctx,
-    at: &Cursor<'_>,
-    file: &BTreeMap<String, ChildEnvFile>,
-) -> BTreeMap<String, ChildEnv> {
-    let mut out = BTreeMap::new();
-    let section = at.key("env");
-    let complain = |cx: &mut Ctx, name: &str, key: Option<&str>, message: String| match &section {
-        Some(section) => cx.entry_error(section, name, key, message),
-        None => cx.error(at, message),
-    };
-    for (name, value) in file {
-        let fine = !name.is_empty()
-            && !name.contains('=')
-            && !name.contains('\0')
-            && !name.chars().any(char::is_whitespace);
-        if !fine {
-            complain(
-                cx,
-                name,
-                None,
-                format!("`mcp.env` names a variable `{name}`, which cannot be an environment variable's name"),
-            );
-            continue;
-        }
-        let value = match value {
-            ChildEnvFile::Literal(v) => ChildEnv::Literal(v.clone()),
-            ChildEnvFile::FromEnv(FromEnvFile { env }) if !env.trim().is_empty() => {
-                ChildEnv::Var(env.trim().to_string())
-            }
-            ChildEnvFile::FromEnv(_) => {
-                complain(
-                    cx,
-                    name,
-                    Some("env"),
-                    format!("`mcp.env.{name}.env` is empty; name the gateway's variable to read"),
-                );
-                continue;
-            }
-        };
-        out.insert(name.clone(), value);
-    }
-    out
+    dragnet_providers::compile::mcp_server(cx, c, name, mcp).map(ProviderKind::Mcp)
 }
 
 fn agents(

@@ -36,7 +36,7 @@ use crate::listing::{agent_tools, Bound};
 use crate::restriction::{PendingCuts, FETCH_TOOL, QUERY_TOOL};
 use crate::retrieval;
 use dragnet_providers::mcp_tools::tool_of;
-use dragnet_providers::{McpCall, McpUpstream, ProviderUpstream, Resolver, UpstreamProgressSink};
+use dragnet_providers::{McpCall, McpUpstream, ProviderUpstream, UpstreamProgressSink};
 
 mod apps;
 mod credentials;
