@@ -3,7 +3,7 @@
 //! and `agent.yaml`), where its calls go, and the one place its
 //! credentials are read.
 //!
-//! - [`file`]: the serde types of a provider's parts as written (`mcp`,
+//! - [`file`](mod@file): the serde types of a provider's parts as written (`mcp`,
 //!   `credentials`), from which both JSON Schemas are generated.
 //! - [`server`]: an upstream MCP server as compiled ([`McpServer`],
 //!   [`ChildEnv`]); [`compile`] turns an `mcp:` block into one, each

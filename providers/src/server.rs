@@ -1,8 +1,7 @@
-//! How an upstream MCP server is reached, as compiled from [`McpFile`]
-//! (`crate::file::McpFile`): validated, with its secrets still named, not
-//! read (`crate::credentials` reads them when the server is started).
-//!
-//! [`McpFile`]: crate::file::McpFile
+//! How an upstream MCP server is reached, as compiled from an
+//! [`McpFile`](crate::file::McpFile) by [`crate::compile::mcp_server`]:
+//! validated, its secrets still named, not read (a
+//! [`Resolver`](crate::Resolver) reads them when the server is started).
 
 use std::collections::BTreeMap;
 
