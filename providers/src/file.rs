@@ -55,8 +55,11 @@ pub struct FromEnvFile {
     pub env: String,
 }
 
-/// Organisation credentials, read from the environment when the gateway
-/// starts.
+/// A provider's credentials. Each `env`, `username_env` or `password_env`
+/// names a variable: in agent.yaml and `dragnet run`, of the process's
+/// environment (read when the gateway or the run starts); in a workflow
+/// pushed to `dragnet serve`, one of the team's secrets (never the
+/// server's environment).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CredentialsFile {
