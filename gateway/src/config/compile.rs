@@ -63,6 +63,7 @@ pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<AgentConfig> 
         .key("token_secret_env")
         .and_then(|c| cx.deserialize::<Option<String>>(&c))
         .flatten();
+    let oauth = super::oauth::compile(cx, top.key("oauth"));
     let connections_key_env = top
         .key("connections_key_env")
         .and_then(|c| cx.deserialize::<Option<String>>(&c))
@@ -78,6 +79,7 @@ pub fn compile(cx: &mut Ctx, root: &Node, source: &Path) -> Option<AgentConfig> 
     Some(AgentConfig {
         organisation: organisation?,
         token_secret_env,
+        oauth,
         connections_key_env,
         size_budget,
         limits,
