@@ -14,7 +14,7 @@
 //!
 //! Each backend gets the same interleaved runs, after warm-ups. A run:
 //! the entry is purged (not timed); the **live walk** is one
-//! `dragnet_steps::execute` with the cache on: a miss, the 25 pages, then
+//! `dragnet_walk::execute` with the cache on: a miss, the 25 pages, then
 //! the complete set encoded, compressed and written; the **hit** is the same
 //! call again: read, decompressed, rebuilt from the stored item offsets
 //! (older builds split the stored body again) and shaped like a fresh walk,
@@ -35,13 +35,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
+use dragnet_core::clock::{Clock, SystemClock};
+use dragnet_core::ports::cache::{CacheEntry, CacheMode, CacheStore};
+use dragnet_core::secret::Secret;
+use dragnet_core::{Limits, Tool};
+use dragnet_http::{Credentials, HttpUpstream};
 use dragnet_shop::{OrderStatus, ShopHandle};
-use dragnet_steps::cache::{
-    stored, CacheEntry, CacheMode, CachePolicy, CacheScope, CacheStore, Clock, SystemClock,
-};
-use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
-use dragnet_steps::{execute, openapi, Limits, LoopOptions, LoopResult, Runtime, Tool, ToolCall};
 use dragnet_store::{testing, Db};
+use dragnet_walk::cache::{stored, CachePolicy, CacheScope};
+use dragnet_walk::{execute, LoopOptions, LoopResult, Runtime, ToolCall};
 use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
 
@@ -146,7 +148,7 @@ async fn bench(mode: Mode, measure: Measure) -> Result<()> {
     let (warmup, runs) = measure.runs(mode);
     let dataset = Dataset::new(mode);
     let shop = dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-    let toolkit = openapi::import_file(&dragnet_shop::openapi_path())?;
+    let toolkit = dragnet_openapi::import_file(&dragnet_shop::openapi_path())?;
     let tool = toolkit
         .tool(TOOL)
         .context("the shop document lacks the tool")?

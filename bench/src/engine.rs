@@ -16,7 +16,7 @@
 //! `RunOptions.concurrency = 1`, the baseline one sequential loop) and
 //! concurrency 4 (`concurrency = 4`, the baseline four loops sharing one
 //! list of URLs). A third side, for context, sends the same calls through
-//! `dragnet_steps::execute` one after the other without the engine, which
+//! `dragnet_walk::execute` one after the other without the engine, which
 //! splits the overhead between the loop layer and the engine's own work;
 //! a fourth runs the workflow with every call answered at once from a
 //! recording (`engine_canned`), the engine's own cost without HTTP.
@@ -31,12 +31,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use anyhow::{anyhow, ensure, Context, Result};
+use dragnet_core::Tool;
 use dragnet_engine::plan::Plan;
 use dragnet_engine::run::{self, Quiet, RunOptions, RunRecord, RunStatus, StepStatus};
 use dragnet_engine::workflow::{self, model::Workflow};
+use dragnet_http::{Credentials, HttpUpstream};
 use dragnet_shop::ShopHandle;
-use dragnet_steps::http::{Credentials, HttpUpstream};
-use dragnet_steps::{execute, openapi, Runtime, Tool, ToolCall};
+use dragnet_walk::{execute, Runtime, ToolCall};
 use serde_json::{json, Map, Value};
 
 use crate::engine_canned::Canned;
@@ -506,13 +507,13 @@ async fn fetch(client: &reqwest::Client, url: &str) -> Result<impl AsRef<[u8]> +
     Ok(response.bytes().await?)
 }
 
-/// Context: the same calls through `dragnet_steps::execute`, in order,
+/// Context: the same calls through `dragnet_walk::execute`, in order,
 /// without the engine.
 async fn execute_loop(
     setup: &Setup,
     tool: &Tool,
     upstream: &HttpUpstream,
-) -> Result<Vec<dragnet_steps::LoopResult>> {
+) -> Result<Vec<dragnet_walk::LoopResult>> {
     let runtime = Runtime::quiet();
     let mut results = Vec::with_capacity(setup.generated.steps.len());
     for s in &setup.generated.steps {
@@ -536,7 +537,7 @@ async fn execute_loop(
 
 /// `shop.getOrder`, imported from the shop's document.
 fn get_order() -> Result<Tool> {
-    let toolkit = openapi::import_file(&dragnet_shop::openapi_path())?;
+    let toolkit = dragnet_openapi::import_file(&dragnet_shop::openapi_path())?;
     toolkit.tool("getOrder").cloned().context("no getOrder")
 }
 

@@ -1,6 +1,6 @@
 //! The engine alone, for the engine suite: a `ToolRunner` that answers each
 //! `shop.getOrder` call at once with the result the shop gave for that order
-//! (recorded once through `dragnet_steps::execute` before measuring). A run
+//! (recorded once through `dragnet_walk::execute` before measuring). A run
 //! through it does everything a real run does — plan, scheduling, refs,
 //! records, rendering each output with its `_loop` — except HTTP and the
 //! loop layer, so its time divided by the steps is the engine's own cost
@@ -16,11 +16,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, ensure, Context, Result};
+use dragnet_core::json::RawItem;
+use dragnet_core::{Payload, Verdict};
 use dragnet_engine::run::{self, CallFuture, Quiet, RunOptions, StepStatus, ToolRunner};
 use dragnet_engine::workflow;
-use dragnet_steps::http::{Credentials, HttpUpstream};
-use dragnet_steps::json::RawItem;
-use dragnet_steps::{execute, openapi, LoopResult, Payload, Runtime, ToolCall, Verdict};
+use dragnet_http::{Credentials, HttpUpstream};
+use dragnet_walk::{execute, LoopResult, Runtime, ToolCall};
 use serde_json::{json, Map, Value};
 
 /// Recorded answers by order id.
@@ -56,7 +57,7 @@ impl ToolRunner for Canned {
             .and_then(Value::as_u64)
             .and_then(|id| self.answers.get(&id));
         Box::pin(async move {
-            let (raw, verdict) = answer.ok_or_else(|| dragnet_steps::Error::UnknownTool {
+            let (raw, verdict) = answer.ok_or_else(|| dragnet_core::Error::UnknownTool {
                 name: "getOrder with an order id that was not recorded".into(),
                 suggestions: Vec::new(),
             })?;
@@ -95,7 +96,7 @@ async fn profile_runs(n: usize, runs: usize) -> Result<Vec<Duration>> {
         workflow::load_str(&source, &generated.text)
             .map_err(|d| anyhow!("the workflow does not load:\n{d}"))?,
     );
-    let toolkit = openapi::import_file(&dragnet_shop::openapi_path())?;
+    let toolkit = dragnet_openapi::import_file(&dragnet_shop::openapi_path())?;
     let tool = toolkit.tool("getOrder").context("no getOrder")?;
     let upstream = HttpUpstream::new(&base, Credentials::None)?;
     let runtime = Runtime::quiet();

@@ -11,9 +11,11 @@
 use std::net::SocketAddr;
 
 use anyhow::{anyhow, ensure, Context, Result};
-use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
-use dragnet_steps::looping::options::{Concurrency, ForEachSpec};
-use dragnet_steps::{execute, openapi, Limits, LoopOptions, LoopResult, Runtime, Tool, ToolCall};
+use dragnet_core::secret::Secret;
+use dragnet_core::{Limits, Tool};
+use dragnet_http::{Credentials, HttpUpstream};
+use dragnet_walk::options::{Concurrency, ForEachSpec};
+use dragnet_walk::{execute, LoopOptions, LoopResult, Runtime, ToolCall};
 use serde_json::{json, Value};
 
 use crate::measure::{paired_ratios, sample_async, Series};
@@ -65,7 +67,7 @@ pub fn run(mode: Mode) -> Result<()> {
 async fn bench(mode: Mode, shape: Shape) -> Result<()> {
     let (warmup, runs) = crate::Measure::Time.runs(mode);
     let shop = dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-    let toolkit = openapi::import_file(&dragnet_shop::openapi_path())?;
+    let toolkit = dragnet_openapi::import_file(&dragnet_shop::openapi_path())?;
     let tool = toolkit
         .tool(TOOL)
         .context("the shop document lacks the tool")?;

@@ -11,12 +11,13 @@
 //! the same filter and projection computed on the `Value` tree.
 
 use anyhow::{anyhow, ensure, Context, Result};
-use dragnet_steps::items::{ranges_of, Items};
-use dragnet_steps::json_rows::Rows;
-use dragnet_steps::looping::collection::{self, Declared};
-use dragnet_steps::looping::fields::Projection;
-use dragnet_steps::looping::filter::Filter;
-use dragnet_steps::looping::shape::shape;
+use dragnet_core::items::{ranges_of, Items};
+use dragnet_core::json_rows::Rows;
+use dragnet_walk::collection;
+use dragnet_walk::collection::Declared;
+use dragnet_walk::fields::Projection;
+use dragnet_walk::filter::Filter;
+use dragnet_walk::shape::shape;
 use serde_json::{json, Value};
 
 use crate::measure::{paired_ratios, sample, Series};

@@ -8,9 +8,9 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use dragnet_steps::items::{ranges_of, Items};
-use dragnet_steps::looping::collection;
-use dragnet_steps::looping::shape::shape;
+use dragnet_core::items::{ranges_of, Items};
+use dragnet_walk::collection;
+use dragnet_walk::shape::shape;
 use serde::de::IgnoredAny;
 
 use crate::measure::Spread;

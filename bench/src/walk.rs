@@ -1,6 +1,6 @@
 //! The walk suite: dragnet walking 20 pages × 250 orders of the demo shop's
 //! OData endpoint (`listOrdersOData`, `$top`/`$skip`) through
-//! `dragnet_steps::execute`, against a plain sequential reqwest loop over the
+//! `dragnet_walk::execute`, against a plain sequential reqwest loop over the
 //! same 20 URLs that reads each body to bytes and keeps the bytes (no JSON
 //! parsing at all: the baseline is the fetch alone).
 //!
@@ -18,10 +18,12 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, ensure, Context, Result};
-use dragnet_steps::http::{Credentials, HttpUpstream};
-use dragnet_steps::items::{ranges_of, Items};
-use dragnet_steps::looping::collection::{self, Declared};
-use dragnet_steps::{execute, openapi, Limits, LoopOptions, LoopResult, Runtime, Tool, ToolCall};
+use dragnet_core::items::{ranges_of, Items};
+use dragnet_core::{Limits, Tool};
+use dragnet_http::{Credentials, HttpUpstream};
+use dragnet_walk::collection;
+use dragnet_walk::collection::Declared;
+use dragnet_walk::{execute, LoopOptions, LoopResult, Runtime, ToolCall};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -63,7 +65,7 @@ async fn bench(mode: Mode, measure: Measure, shape: Shape) -> Result<()> {
     let heap = measure.heap();
     let shop = dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
     let base = shop.base_url().to_string();
-    let toolkit = openapi::import_file(&dragnet_shop::openapi_path())?;
+    let toolkit = dragnet_openapi::import_file(&dragnet_shop::openapi_path())?;
     let tool = toolkit
         .tool(TOOL)
         .context("the shop document lacks the tool")?;

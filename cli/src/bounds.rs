@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use dragnet_steps::looping::budget::Bound;
-use dragnet_steps::Limits;
+use dragnet_core::budget::Bound;
+use dragnet_core::Limits;
 
 use crate::failure::CliError;
 

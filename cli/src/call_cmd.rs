@@ -6,12 +6,14 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Args;
-use dragnet_steps::clock::SystemClock;
-use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
-use dragnet_steps::looping::filter::Filter;
-use dragnet_steps::looping::options::{parse_fields, Concurrency, ForEachSpec};
-use dragnet_steps::looping::overrides::{apply_roles, PagingRoles};
-use dragnet_steps::{args, openapi, Error, LoopOptions, Runtime, Tool, ToolCall};
+use dragnet_core::clock::SystemClock;
+use dragnet_core::secret::Secret;
+use dragnet_core::{args, Error, Tool};
+use dragnet_http::{Credentials, HttpUpstream};
+use dragnet_walk::filter::Filter;
+use dragnet_walk::options::{parse_fields, Concurrency, ForEachSpec};
+use dragnet_walk::overrides::{apply_roles, PagingRoles};
+use dragnet_walk::{LoopOptions, Runtime, ToolCall};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -73,7 +75,7 @@ pub struct CallArgs {
 
 pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
     let limits = a.limits.apply(&config.limits)?;
-    let toolkit = openapi::import_file(&a.spec)?;
+    let toolkit = dragnet_openapi::import_file(&a.spec)?;
     let tool = toolkit.tool(&a.tool).ok_or_else(|| Error::UnknownTool {
         name: a.tool.clone(),
         suggestions: suggest(&a.tool, toolkit.tools.iter().map(|t| t.name.as_str())),
@@ -168,7 +170,7 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
         limits,
         cache: None,
     };
-    let outcome = dragnet_steps::execute(call, &upstream, &runtime).await;
+    let outcome = dragnet_walk::execute(call, &upstream, &runtime).await;
     watcher.abort();
     line.finish();
     let result = outcome?;

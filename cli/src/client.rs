@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use dragnet_core::secret::Secret;
 use dragnet_engine::run::{LogFuture, RunLog, RunLogError, RunRecord, RunSummary, TriggerKind};
-use dragnet_steps::http::Secret;
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;

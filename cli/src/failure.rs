@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use dragnet_steps::looping::budget::LimitError;
+use dragnet_core::budget::LimitError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {

@@ -17,13 +17,13 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use dragnet_core::ports::cache::CacheMode;
 use dragnet_gateway::caller::{result_scope, Caller, RuntimeCredentials};
 use dragnet_gateway::config::{self, AgentConfig, BaseUrl, ProviderKind};
 use dragnet_gateway::mcp::http::{self as mcp_http, HttpOptions, MCP_PATH};
 use dragnet_gateway::mcp::{serve_stdio, McpAgent};
 use dragnet_gateway::runtime::{Gateway, Services as GatewayServices};
 use dragnet_gateway::token::{Claims, TokenKey};
-use dragnet_steps::cache::CacheMode;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
@@ -230,7 +230,7 @@ pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> 
     let services = Services::open(config).await?;
     services.start_sweeper();
     let cache = (config.cache_mode != CacheMode::Off).then(|| {
-        let store: Arc<dyn dragnet_steps::cache::CacheStore> = Arc::new(services.db.clone());
+        let store: Arc<dyn dragnet_core::ports::cache::CacheStore> = Arc::new(services.db.clone());
         (store, config.cache_mode)
     });
     let organisation = agent_config.organisation.clone();

@@ -5,7 +5,8 @@
 use std::io::Write;
 
 use anyhow::Result;
-use dragnet_steps::{json, LoopResult, Payload};
+use dragnet_core::{json, Payload};
+use dragnet_walk::LoopResult;
 
 use crate::out::Out;
 use crate::{EXIT_COMPLETE, EXIT_PARTIAL};

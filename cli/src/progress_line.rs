@@ -5,7 +5,7 @@
 
 use std::io::IsTerminal;
 
-use dragnet_steps::progress::{ProgressEvent, ProgressSink};
+use dragnet_core::progress::{ProgressEvent, ProgressSink};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 pub struct ProgressLine {

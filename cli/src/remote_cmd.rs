@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use dragnet_core::progress::ProgressEvent;
 use dragnet_engine::run::{RunObserver, RunRecord, StepRecord, StepStatus, StepType, StepVerdict};
-use dragnet_steps::progress::ProgressEvent;
 use reqwest::Method;
 use serde_json::{json, Map, Value};
 

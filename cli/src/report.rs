@@ -38,10 +38,10 @@ pub fn document(e: &anyhow::Error) -> Value {
 
 fn describe(e: &anyhow::Error) -> (&'static str, Map<String, Value>) {
     for cause in e.chain() {
-        if let Some(e) = cause.downcast_ref::<dragnet_steps::Error>() {
+        if let Some(e) = cause.downcast_ref::<dragnet_core::Error>() {
             return (e.kind(), e.details());
         }
-        if let Some(e) = cause.downcast_ref::<dragnet_steps::UpstreamError>() {
+        if let Some(e) = cause.downcast_ref::<dragnet_core::UpstreamError>() {
             return (e.kind(), e.details());
         }
         if let Some(e) = cause.downcast_ref::<CliError>() {
@@ -104,7 +104,7 @@ pub fn report(e: &anyhow::Error, as_json: bool, out: &mut Out) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dragnet_steps::{Error, UpstreamError};
+    use dragnet_core::{Error, UpstreamError};
 
     #[test]
     fn each_thing_is_said_once() {

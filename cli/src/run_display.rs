@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::io::{self, IsTerminal, Write};
 use std::sync::Mutex;
 
+use dragnet_core::progress::ProgressEvent;
 use dragnet_engine::run::{RunObserver, RunRecord, StepRecord, StepStatus, StepType};
 use dragnet_engine::workflow::model::Workflow;
-use dragnet_steps::progress::ProgressEvent;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::out::{say, Out};

@@ -89,9 +89,9 @@ fn runner_config(config: &Config, workflows_dir: Option<PathBuf>) -> RunnerConfi
 
 /// The sealer of teams' secrets, when `DRAGNET_SECRETS_KEY` is set (its
 /// length was checked with the configuration).
-pub fn secrets_sealer(config: &Config) -> Option<std::sync::Arc<dragnet_steps::http::Sealer>> {
+pub fn secrets_sealer(config: &Config) -> Option<std::sync::Arc<dragnet_http::Sealer>> {
     let key = config.server.secrets_key.as_ref()?;
-    dragnet_steps::http::Sealer::new(key.expose().as_bytes())
+    dragnet_http::Sealer::new(key.expose().as_bytes())
         .ok()
         .map(std::sync::Arc::new)
 }

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use dragnet_core::clock::{Clock, SystemClock};
+use dragnet_core::ports::cache::CacheMode;
 use dragnet_engine::run::RunCache;
-use dragnet_steps::cache::CacheMode;
-use dragnet_steps::clock::{Clock, SystemClock};
 use dragnet_store::{hostname, pid_alive, spawn_store_sweeper, Db, ObserverOptions, StoreObserver};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;

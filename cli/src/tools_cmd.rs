@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use dragnet_steps::looping::detect::{Position, Walkability};
-use dragnet_steps::openapi;
-use dragnet_steps::Tool;
+use dragnet_core::paging::detect::{Position, Walkability};
+
+use dragnet_core::Tool;
 use serde_json::{json, Value};
 
 use crate::out::Out;
@@ -26,7 +26,7 @@ pub struct ToolsArgs {
 }
 
 pub fn run(args: ToolsArgs, out: &mut Out) -> Result<u8> {
-    let toolkit = openapi::import_file(&args.spec)?;
+    let toolkit = dragnet_openapi::import_file(&args.spec)?;
     if args.json {
         let list: Vec<Value> = toolkit
             .tools

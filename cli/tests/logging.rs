@@ -49,7 +49,7 @@ async fn rust_log_and_dragnet_log_both_set_the_filter() {
     let o = retrying_call(
         &base,
         "dragnet-log",
-        &[("DRAGNET_LOG", "dragnet_steps=debug")],
+        &[("DRAGNET_LOG", "dragnet_http=debug")],
     )
     .await;
     assert!(stderr(&o).contains(RETRY_LINE), "{}", stderr(&o));

@@ -7,11 +7,11 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use dragnet_core::secret::Secret;
+use dragnet_core::{Error, Limits, RetryPolicy, Tool, Toolkit};
+use dragnet_http::{Credentials, HttpUpstream, Upstream};
 use dragnet_shop::{RecordedRequest, ShopHandle};
-use dragnet_steps::http::{Credentials, HttpUpstream, Secret, Upstream};
-use dragnet_steps::{
-    openapi, Error, Limits, LoopOptions, LoopResult, RetryPolicy, Runtime, Tool, ToolCall, Toolkit,
-};
+use dragnet_walk::{LoopOptions, LoopResult, Runtime, ToolCall};
 use serde_json::Value;
 
 /// A running shop and its toolkit.
@@ -39,8 +39,8 @@ impl Harness {
         let shop = dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
             .expect("the shop starts");
-        let toolkit =
-            openapi::import_file(&dragnet_shop::openapi_path()).expect("the shop document imports");
+        let toolkit = dragnet_openapi::import_file(&dragnet_shop::openapi_path())
+            .expect("the shop document imports");
         Harness { shop, toolkit }
     }
 
@@ -100,7 +100,7 @@ impl Harness {
             limits,
             cache: None,
         };
-        dragnet_steps::execute(call, upstream, runtime).await
+        dragnet_walk::execute(call, upstream, runtime).await
     }
 
     /// The requests the shop received, oldest first.
@@ -155,7 +155,7 @@ pub fn tool_from_doc(doc: &str, name: &str) -> Tool {
     std::fs::create_dir_all(&dir).expect("a temp dir");
     let file = dir.join("openapi.json");
     std::fs::write(&file, doc).expect("the document is written");
-    let toolkit = openapi::import_file(&file).expect("the document imports");
+    let toolkit = dragnet_openapi::import_file(&file).expect("the document imports");
     let tool = toolkit.tool(name).expect("the tool exists").clone();
     let _ = std::fs::remove_dir_all(&dir);
     tool
@@ -178,7 +178,7 @@ pub async fn walk_with<U: Upstream>(
         limits,
         cache: None,
     };
-    dragnet_steps::execute(call, upstream, &Runtime::quiet()).await
+    dragnet_walk::execute(call, upstream, &Runtime::quiet()).await
 }
 
 /// Serves `router` on a free port and walks its operation `name` of
@@ -232,7 +232,7 @@ pub fn page_ids<U: Upstream>(
         .build()
         .expect("a runtime");
     let result = rt
-        .block_on(dragnet_steps::execute(call, upstream, &Runtime::quiet()))
+        .block_on(dragnet_walk::execute(call, upstream, &Runtime::quiet()))
         .ok()?;
     Some((result.verdict.complete, ids(&result)))
 }

@@ -7,12 +7,13 @@
 use std::sync::Arc;
 
 use chrono::Duration as Span;
+use dragnet_core::ports::cache::CacheMode;
 use dragnet_e2e::{agent_view, ids, test_limits, Harness};
-use dragnet_steps::cache::{CacheMode, CachePolicy, CacheScope};
-use dragnet_steps::{LoopOptions, LoopResult, Runtime, ToolCall};
 use dragnet_store::on_both_backends;
 use dragnet_store::testing::{t0, TestClock};
 use dragnet_store::Db;
+use dragnet_walk::cache::{CachePolicy, CacheScope};
+use dragnet_walk::{LoopOptions, LoopResult, Runtime, ToolCall};
 use serde_json::{json, Value};
 
 struct Setup {
@@ -52,7 +53,7 @@ impl Setup {
             limits: test_limits(),
             cache: Some(policy),
         };
-        dragnet_steps::execute(call, &self.h.upstream(fault), &Runtime::quiet())
+        dragnet_walk::execute(call, &self.h.upstream(fault), &Runtime::quiet())
             .await
             .unwrap()
     }

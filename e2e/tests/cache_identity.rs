@@ -7,13 +7,15 @@ use std::sync::Arc;
 
 use axum::routing::get;
 use axum::{Json, Router};
+use dragnet_core::ports::cache::CacheMode;
+use dragnet_core::Tool;
 use dragnet_e2e::{ids, serve, test_limits, tool_from_doc};
-use dragnet_steps::cache::{CacheMode, CachePolicy, CacheScope};
-use dragnet_steps::http::{Credentials, HttpUpstream};
-use dragnet_steps::{LoopOptions, LoopResult, Runtime, Tool, ToolCall};
+use dragnet_http::{Credentials, HttpUpstream};
 use dragnet_store::on_both_backends;
 use dragnet_store::testing::{t0, TestClock};
 use dragnet_store::Db;
+use dragnet_walk::cache::{CachePolicy, CacheScope};
+use dragnet_walk::{LoopOptions, LoopResult, Runtime, ToolCall};
 use serde_json::json;
 
 const DOC: &str = r#"{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/orders":{"get":{
@@ -57,7 +59,7 @@ async fn call(tool: &Tool, base: &str, db: &Db) -> LoopResult {
         cache: Some(policy),
     };
     let upstream = HttpUpstream::new(base, Credentials::None).unwrap();
-    dragnet_steps::execute(call, &upstream, &Runtime::quiet())
+    dragnet_walk::execute(call, &upstream, &Runtime::quiet())
         .await
         .unwrap()
 }

@@ -27,11 +27,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use bytes::Bytes;
-use dragnet_steps::http::{LinkRefused, RawResponse, Upstream};
-use dragnet_steps::looping::cursor::{CursorPaging, NextSource};
-use dragnet_steps::looping::detect::{PagingParam, Walkability};
-use dragnet_steps::tool::{Method, Param, ParamLocation};
-use dragnet_steps::{Tool, UpstreamError};
+use dragnet_core::paging::cursor::{CursorPaging, NextSource};
+use dragnet_core::paging::detect::{PagingParam, Walkability};
+use dragnet_core::tool::{Method, Param, ParamLocation};
+use dragnet_core::{Tool, UpstreamError};
+use dragnet_http::{LinkRefused, RawResponse, Upstream};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::{json, Map, Value};

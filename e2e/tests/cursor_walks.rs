@@ -5,8 +5,8 @@
 //! gave before, and the walk stops there (`repeated_cursor`) instead of
 //! looping; a cursor refused mid-walk (400) keeps what came before, partial.
 
+use dragnet_core::{Limits, StopReason};
 use dragnet_e2e::{test_limits, Harness};
-use dragnet_steps::{Limits, StopReason};
 use serde_json::json;
 
 fn events_total() -> usize {

@@ -10,9 +10,9 @@
 use axum::extract::Query;
 use axum::routing::get;
 use axum::{Json, Router};
+use dragnet_core::{Limits, StopReason};
 use dragnet_e2e::{ids, open_count, serve, test_limits, tool_from_doc, walk_with, Harness};
-use dragnet_steps::http::{Credentials, HttpUpstream};
-use dragnet_steps::{Limits, StopReason};
+use dragnet_http::{Credentials, HttpUpstream};
 use serde_json::{json, Value};
 
 fn paths(h: &Harness) -> Vec<String> {
@@ -252,12 +252,12 @@ async fn every_end_signal_ends_a_full_last_page_with_no_further_request() {
 }
 
 /// The `list` tool of `LIST_DOC`.
-fn list_tool() -> dragnet_steps::Tool {
+fn list_tool() -> dragnet_core::Tool {
     tool_from_doc(LIST_DOC, "list")
 }
 
 /// Walks every page of `tool` at `base`.
-async fn walk(tool: &dragnet_steps::Tool, base: &str) -> dragnet_steps::LoopResult {
+async fn walk(tool: &dragnet_core::Tool, base: &str) -> dragnet_walk::LoopResult {
     let upstream = HttpUpstream::new(base, Credentials::None).unwrap();
     walk_with(tool, &upstream, test_limits()).await.unwrap()
 }

@@ -7,12 +7,13 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use dragnet_core::progress::ProgressEvent;
+use dragnet_core::{Error, Limits, StopReason};
 use dragnet_e2e::{items, test_limits, Harness};
 use dragnet_engine::run::{self, Quiet, RunOptions, RunStatus};
 use dragnet_engine::workflow;
 use dragnet_shop::RecordedRequest;
-use dragnet_steps::progress::ProgressEvent;
-use dragnet_steps::{Error, Limits, LoopOptions, LoopResult, Runtime, StopReason, ToolCall};
+use dragnet_walk::{LoopOptions, LoopResult, Runtime, ToolCall};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -155,7 +156,7 @@ async fn cancelling_stops_every_walk_of_a_concurrent_fan_out() {
         limits: test_limits(),
         cache: None,
     };
-    let r = dragnet_steps::execute(call, &h.upstream("latency=5"), &runtime)
+    let r = dragnet_walk::execute(call, &h.upstream("latency=5"), &runtime)
         .await
         .unwrap();
     assert_eq!(r.verdict.stopped_by, Some(StopReason::Cancelled));

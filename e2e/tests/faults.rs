@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
+use dragnet_core::{Error, Limits, StopReason, UpstreamError};
 use dragnet_e2e::{ids, open_count, test_limits, Harness};
-use dragnet_steps::{Error, Limits, StopReason, UpstreamError};
 use serde_json::json;
 
 fn walk_open() -> serde_json::Value {

@@ -1,8 +1,8 @@
 //! `_for_each` over real HTTP: de-duplication, coercion, tagging, per-value
 //! errors, one shared budget.
 
+use dragnet_core::{Error, Limits, StopReason};
 use dragnet_e2e::{items, test_limits, Harness};
-use dragnet_steps::{Error, Limits, StopReason};
 use serde_json::{json, Value};
 
 fn open_for(property: u64) -> usize {

@@ -11,9 +11,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect};
 use axum::routing::get;
 use axum::{Json, Router};
+use dragnet_core::secret::Secret;
+use dragnet_core::{Error, Limits, StopReason, UpstreamError};
 use dragnet_e2e::{serve, test_limits, tool_from_doc, walk_with, Harness};
-use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
-use dragnet_steps::{Error, Limits, StopReason, UpstreamError};
+use dragnet_http::{Credentials, HttpUpstream};
 use serde_json::{json, Value};
 
 const LIST_DOC: &str = r#"{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{

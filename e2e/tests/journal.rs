@@ -9,10 +9,12 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use dragnet_core::ports::journal::{KeptPage, PageJournal};
+use dragnet_core::ports::BoxFuture;
+use dragnet_core::{Limits, StopReason};
 use dragnet_e2e::{ids, test_limits, Harness};
-use dragnet_steps::cache::BoxFuture;
-use dragnet_steps::journal::{Journal, KeptPage, PageJournal};
-use dragnet_steps::{Limits, LoopResult, Runtime, StopReason};
+use dragnet_walk::journal::Journal;
+use dragnet_walk::{LoopResult, Runtime};
 use serde_json::{json, Value};
 
 /// Pages in memory, by scope and key, in the order they were kept.

@@ -8,9 +8,11 @@
 //! mid-walk (400), the rows before it kept, partial; and, for the URL
 //! styles, a next URL on another origin never followed (`off_origin`).
 
+use dragnet_core::secret::Secret;
+use dragnet_core::{Limits, StopReason};
 use dragnet_e2e::{ids, test_limits, Harness};
-use dragnet_steps::http::{Credentials, HttpUpstream, Secret};
-use dragnet_steps::{Limits, LoopResult, Runtime, StopReason};
+use dragnet_http::{Credentials, HttpUpstream};
+use dragnet_walk::{LoopResult, Runtime};
 use serde_json::{json, Value};
 
 /// `(tool, path, arguments for pages of 25)`.

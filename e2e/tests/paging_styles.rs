@@ -1,9 +1,9 @@
 //! Every paging style of the demo shop, walked over real HTTP: the right
 //! rows, the payload shape kept, and a complete verdict only when it is.
 
+use dragnet_core::{Payload, StopReason};
 use dragnet_e2e::{agent_view, ids, items, Harness};
 use dragnet_shop::{dataset, OrderStatus};
-use dragnet_steps::{Payload, StopReason};
 use serde_json::{json, Value};
 
 fn open_order_ids() -> Vec<i64> {

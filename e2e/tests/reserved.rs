@@ -1,8 +1,8 @@
 //! Reserved arguments never reach the upstream; `_fields` and `_filter`
 //! shape the rows; bad input is a clear error before any request.
 
+use dragnet_core::Error;
 use dragnet_e2e::{agent_view, items, Harness};
-use dragnet_steps::Error;
 use serde_json::{json, Value};
 
 const RESERVED: [&str; 5] = ["_fields", "_all_pages", "_for_each", "_filter", "_refresh"];

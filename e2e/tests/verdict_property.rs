@@ -33,10 +33,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use bytes::Bytes;
-use dragnet_steps::http::{RawResponse, Upstream};
-use dragnet_steps::looping::detect::{Paging, PagingParam, Position, Walkability};
-use dragnet_steps::tool::{Method, Param, ParamLocation};
-use dragnet_steps::{Tool, UpstreamError};
+use dragnet_core::paging::detect::{Paging, PagingParam, Position, Walkability};
+use dragnet_core::tool::{Method, Param, ParamLocation};
+use dragnet_core::{Tool, UpstreamError};
+use dragnet_http::{RawResponse, Upstream};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::{json, Map, Value};

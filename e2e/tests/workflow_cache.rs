@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use dragnet_core::ports::cache::CacheMode;
 use dragnet_engine::run::{self, Fanout, RunCache, RunOptions, RunRecord};
 use dragnet_engine::workflow;
 use dragnet_shop::ShopHandle;
-use dragnet_steps::cache::CacheMode;
 use dragnet_store::on_both_backends;
 use dragnet_store::testing::{t0, TestClock};
 use dragnet_store::{Db, ObserverOptions, StoreObserver};

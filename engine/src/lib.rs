@@ -1,7 +1,7 @@
 //! dragnet-engine owns workflows: a YAML (or JSON) file is parsed, compiled
 //! into validated types with every error located at file:line:col, planned
 //! as a DAG from `needs`, refs and branch gates, and run with independent
-//! steps in parallel. Tool steps go through `dragnet_steps::execute`, the
+//! steps in parallel. Tool steps go through `dragnet_walk::execute`, the
 //! same loop layer agents use, and return the tool's own payload with the
 //! verdict under `_loop`.
 #![forbid(unsafe_code)]

@@ -12,11 +12,11 @@ mod bounded_tests;
 
 pub use bounded::{Exceeded, Limits, MAX_NODES_VISITED, MAX_VALUES_PRODUCED};
 
-use dragnet_steps::Document;
+use dragnet_core::Document;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use dragnet_steps::json;
+use dragnet_core::json;
 use serde_json::value::RawValue;
 use serde_json::Value;
 

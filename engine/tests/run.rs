@@ -374,7 +374,7 @@ steps:
 /// A clock fixed at one wall-clock moment (monotonic time is tokio's).
 struct Fixed(chrono::DateTime<chrono::Utc>);
 
-impl dragnet_steps::clock::Clock for Fixed {
+impl dragnet_core::clock::Clock for Fixed {
     fn now(&self) -> chrono::DateTime<chrono::Utc> {
         self.0
     }

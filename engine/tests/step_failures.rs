@@ -8,13 +8,14 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use dragnet_core::Limits;
 use dragnet_engine::run::{
     self, CallFuture, LoopLayer, Quiet, RunOptions, RunRecord, RunStatus, StepStatus, ToolRunner,
 };
 use dragnet_engine::workflow;
+use dragnet_http::HttpUpstream;
 use dragnet_shop::ShopHandle;
-use dragnet_steps::http::HttpUpstream;
-use dragnet_steps::{Limits, Runtime, ToolCall};
+use dragnet_walk::{Runtime, ToolCall};
 use serde_json::json;
 
 async fn shop() -> ShopHandle {

@@ -6,8 +6,8 @@
 #![no_main]
 #![forbid(unsafe_code)]
 
-use dragnet_steps::items::{ranges_of, Items};
-use dragnet_steps::looping::collection::{first_page, split_keeping_fields_on, split_text, Declared};
+use dragnet_core::items::{ranges_of, Items};
+use dragnet_walk::collection::{first_page, split_keeping_fields_on, split_text, Declared};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
             (Ok(Some((p1, top1, pos1))), Ok(Some((p2, top2, pos2)))) => {
                 assert!(p1.items.iter().map(|i| i.get()).eq(p2.items.iter().map(|i| i.get())));
                 assert_eq!((p1.total, p1.next_hint, pos1), (p2.total, p2.next_hint, pos2));
-                let fields = |t: &dragnet_steps::json::RawObject| -> Vec<(String, String)> {
+                let fields = |t: &dragnet_core::json::RawObject| -> Vec<(String, String)> {
                     t.fields.iter().map(|(k, v)| (k.0.to_string(), v.get().to_string())).collect()
                 };
                 assert_eq!(fields(&top1), fields(&top2));

@@ -6,8 +6,8 @@
 #![no_main]
 #![forbid(unsafe_code)]
 
-use dragnet_steps::looping::fields::Projection;
-use dragnet_steps::looping::filter::Filter;
+use dragnet_walk::fields::Projection;
+use dragnet_walk::filter::Filter;
 use libfuzzer_sys::fuzz_target;
 use serde_json::value::RawValue;
 
@@ -39,9 +39,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(item) = serde_json::from_str::<&RawValue>(item_text) else {
         return;
     };
-    let by_serde = dragnet_steps::json::object(item);
-    let by_scan = dragnet_steps::json_scan::object(item.get()).map(|mut f| {
-        dragnet_steps::json::merge_duplicates(&mut f.fields);
+    let by_serde = dragnet_core::json::object(item);
+    let by_scan = dragnet_core::json_scan::object(item.get()).map(|mut f| {
+        dragnet_core::json::merge_duplicates(&mut f.fields);
         f
     });
     match (by_serde, by_scan) {
@@ -56,7 +56,7 @@ fuzz_target!(|data: &[u8]| {
         (a, b) => panic!("the scanner and the parser disagree: {a:?} vs {b:?}"),
     }
     if let Ok(list) = serde_json::from_str::<Vec<&RawValue>>(item.get()) {
-        let scanned = dragnet_steps::json_scan::array(item.get()).expect("a valid array scans");
+        let scanned = dragnet_core::json_scan::array(item.get()).expect("a valid array scans");
         assert!(list.iter().map(|v| v.get()).eq(scanned.iter().copied()));
     }
     let _ = filter.matches(item);

@@ -4,7 +4,7 @@
 #![no_main]
 #![forbid(unsafe_code)]
 
-use dragnet_steps::http::link::{next_of_link_header, resolve_on_origin};
+use dragnet_http::link::{next_of_link_header, resolve_on_origin};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

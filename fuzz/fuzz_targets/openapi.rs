@@ -9,5 +9,5 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let _ = dragnet_steps::openapi::import_str("fuzz.yaml", text);
+    let _ = dragnet_openapi::import_str("fuzz.yaml", text);
 });

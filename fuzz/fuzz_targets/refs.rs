@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use dragnet_engine::refs::{RefExpr, Scope};
 use dragnet_engine::workflow::model::StepId;
-use dragnet_steps::Document;
+use dragnet_core::Document;
 use libfuzzer_sys::fuzz_target;
 use serde_json::value::RawValue;
 use serde_json::Value;

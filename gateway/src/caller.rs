@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use dragnet_core::ResultScope;
-use dragnet_steps::cache::CacheScope;
-use dragnet_steps::http::Secret;
+use dragnet_walk::cache::CacheScope;
+use dragnet_core::secret::Secret;
 
 use crate::token::Claims;
 

@@ -9,7 +9,8 @@
 //! Nothing here logs a credential; they travel as `Secret`.
 
 use dragnet_core::ConnectionOwner;
-use dragnet_steps::http::{SealError, Secret};
+use dragnet_core::secret::Secret;
+use dragnet_http::SealError;
 
 use crate::token::Claims;
 
@@ -27,18 +28,18 @@ pub fn owner_of(claims: &Claims) -> ConnectionOwner {
 }
 
 /// The shortest connection key accepted, in bytes.
-pub const MIN_KEY_BYTES: usize = dragnet_steps::http::seal::MIN_KEY_BYTES;
+pub const MIN_KEY_BYTES: usize = dragnet_http::seal::MIN_KEY_BYTES;
 
 /// Seals and opens connection credentials: the sealer of
-/// `dragnet_steps::http::seal` with the owner and provider bound in.
+/// `dragnet_http::seal` with the owner and provider bound in.
 #[derive(Debug)]
-pub struct Sealer(dragnet_steps::http::Sealer);
+pub struct Sealer(dragnet_http::Sealer);
 
 impl Sealer {
     /// A sealer whose AES-256 key is the SHA-256 of `secret` (at least 32
     /// bytes long).
     pub fn new(secret: &[u8]) -> Result<Sealer, SealError> {
-        dragnet_steps::http::Sealer::new(secret).map(Sealer)
+        dragnet_http::Sealer::new(secret).map(Sealer)
     }
 
     /// The nonce, then the ciphertext and its tag.

@@ -40,7 +40,7 @@ pub enum Error {
     /// The store behind a port failed: its error, kept whole (whether it
     /// is transient included).
     #[error("the result store failed: {0}")]
-    Store(#[from] dragnet_core::Error),
+    Store(#[from] dragnet_core::ports::Error),
 
     /// The secret callers' tokens are signed with is too short to sign
     /// with.

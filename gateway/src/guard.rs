@@ -10,7 +10,8 @@
 
 use chrono::{DateTime, Utc};
 use dragnet_core::{ResultId, ResultScope, ResultStore};
-use dragnet_steps::{LoopResult, Payload};
+use dragnet_core::Payload;
+use dragnet_walk::LoopResult;
 use serde_json::{json, Value};
 
 use crate::error::Error;
@@ -181,8 +182,8 @@ fn character_cut(full: &str, id: &ResultId, budget: SizeBudget) -> String {
 
 #[cfg(test)]
 mod tests {
-    use dragnet_steps::looping::budget::CallStats;
-    use dragnet_steps::Verdict;
+    use dragnet_core::budget::CallStats;
+    use dragnet_core::Verdict;
     use serde_json::Value;
 
     use super::*;
@@ -273,7 +274,7 @@ mod tests {
         let store = Memory::default();
         let mut big = walk(0, true);
         let text = json!({"report": "x".repeat(50_000)}).to_string();
-        big.payload = Payload::Single(dragnet_steps::json::to_raw(text));
+        big.payload = Payload::Single(dragnet_core::json::to_raw(text));
         let budget = SizeBudget { tokens: 1000 };
         let g = guard(big, budget, &store, &scope(), now()).await.unwrap();
         assert!(estimate_tokens(&g.text) <= budget.tokens);
@@ -290,7 +291,7 @@ mod tests {
         // Text that grows when escaped still fits.
         let mut quoted = walk(0, true);
         let text = json!({"q": "\"\u{1}".repeat(20_000)}).to_string();
-        quoted.payload = Payload::Single(dragnet_steps::json::to_raw(text));
+        quoted.payload = Payload::Single(dragnet_core::json::to_raw(text));
         let g = guard(quoted, budget, &store, &scope(), now())
             .await
             .unwrap();

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use dragnet_steps::Tool;
+use dragnet_core::Tool;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -231,9 +231,9 @@ pub fn retrieval_tools() -> Vec<ToolDefinition> {
 mod tests {
     use super::*;
 
-    fn shop() -> dragnet_steps::Toolkit {
+    fn shop() -> dragnet_core::Toolkit {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shop/openapi.yaml");
-        dragnet_steps::openapi::import_file(std::path::Path::new(path)).expect("the shop imports")
+        dragnet_openapi::import_file(std::path::Path::new(path)).expect("the shop imports")
     }
 
     #[test]

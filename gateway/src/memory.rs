@@ -7,8 +7,8 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 use dragnet_core::{ResultId, ResultScope, ResultStore, StoreFuture};
-use dragnet_steps::items::Items;
-use dragnet_steps::{json, Payload};
+use dragnet_core::items::Items;
+use dragnet_core::{json, Payload};
 use serde_json::json;
 
 use crate::results::{Lookup, StoredResult};

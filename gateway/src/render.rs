@@ -6,7 +6,7 @@
 //! and its note through `render_cut`. `dragnet call --json` prints the same
 //! rendering.
 
-use dragnet_steps::LoopResult;
+use dragnet_walk::LoopResult;
 use serde_json::{json, Value};
 
 /// What an agent's note adds on a cache hit.

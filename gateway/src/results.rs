@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use dragnet_core::{ResultId, ResultScope, ResultStore};
-use dragnet_steps::Payload;
+use dragnet_core::Payload;
 
 use crate::error::Error;
 

@@ -13,11 +13,11 @@
 
 use chrono::{DateTime, Utc};
 use dragnet_core::{ResultScope, ResultStore};
-use dragnet_steps::json;
-use dragnet_steps::looping::filter::Filter;
-use dragnet_steps::looping::options::parse_fields;
-use dragnet_steps::looping::shape::shape;
-use dragnet_steps::Payload;
+use dragnet_core::json;
+use dragnet_walk::filter::Filter;
+use dragnet_walk::options::parse_fields;
+use dragnet_walk::shape::shape;
+use dragnet_core::Payload;
 use serde_json::{json, Map, Value};
 
 use crate::error::Error;

@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use axum::routing::get;
 use axum::Json;
-use dragnet_steps::clock::SystemClock;
-use dragnet_steps::http::Secret;
-use dragnet_steps::progress::NoProgress;
+use dragnet_core::clock::SystemClock;
+use dragnet_core::secret::Secret;
+use dragnet_core::progress::NoProgress;
 use serde_json::{json, Map};
 use tokio_util::sync::CancellationToken;
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use dragnet_shop::ShopHandle;
-use dragnet_steps::clock::SystemClock;
+use dragnet_core::clock::SystemClock;
 
 use crate::caller::{result_scope, Caller, RuntimeCredentials};
 use crate::config;

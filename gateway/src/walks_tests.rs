@@ -4,7 +4,7 @@
 //! (`listLinkedCustomers`) both offer `_all_pages`, and both answer every
 //! row with `_pagingComplete: true`.
 
-use dragnet_steps::progress::NoProgress;
+use dragnet_core::progress::NoProgress;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 

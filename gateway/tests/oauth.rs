@@ -14,7 +14,7 @@ use dragnet_gateway::oauth::peer::{keys, signed, token_header, Issuer, SCOPE};
 use dragnet_gateway::oauth::{
     ClaimNames, IssuerConfig, OAuthError, ResourceServerConfig, Verifier,
 };
-use dragnet_steps::clock::Clock;
+use dragnet_core::clock::Clock;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 

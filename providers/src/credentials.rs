@@ -8,7 +8,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use dragnet_steps::http::{Credentials, Redactor, Secret};
+use dragnet_core::secret::Secret;
+use dragnet_http::{Credentials, Redactor};
 
 use crate::file::CredentialsFile;
 use crate::mcp_client::ChildVars;

@@ -16,8 +16,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dragnet_steps::http::{RawResponse, Redactor, Secret, Upstream};
-use dragnet_steps::{Tool, UpstreamError};
+use dragnet_core::secret::Secret;
+use dragnet_core::{Tool, UpstreamError};
+use dragnet_http::{RawResponse, Redactor, Upstream};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
     NumberOrString, ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
@@ -48,7 +49,7 @@ pub trait UpstreamProgressSink: Send + Sync {
     fn upstream_progress(&self, progress: UpstreamProgress);
 }
 
-impl UpstreamProgressSink for dragnet_steps::progress::NoProgress {
+impl UpstreamProgressSink for dragnet_core::progress::NoProgress {
     fn upstream_progress(&self, _: UpstreamProgress) {}
 }
 

@@ -6,9 +6,9 @@
 //! text as one JSON string (cut by characters like any answer without a
 //! collection).
 
-use dragnet_steps::looping::detect;
-use dragnet_steps::tool::Method;
-use dragnet_steps::Tool;
+use dragnet_core::paging::detect;
+use dragnet_core::tool::Method;
+use dragnet_core::Tool;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 

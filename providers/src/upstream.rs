@@ -1,11 +1,11 @@
 //! Where a provider's calls go: an OpenAPI provider's HTTP client, or an
 //! upstream MCP server (a supervised child process or a streamable HTTP
 //! server) whose tools become loop-layer tools. Both are driven through
-//! the same `dragnet_steps::execute`.
+//! the same `dragnet_walk::execute`.
 
 use std::sync::Arc;
 
-use dragnet_steps::http::HttpUpstream;
+use dragnet_http::HttpUpstream;
 
 use crate::mcp_client::McpUpstream;
 

@@ -107,7 +107,7 @@ pub fn spawn_run(
     // A cancel asked for through another process arrives with a renewal.
     let cancel_requested = cancel.clone();
     let config = launcher.config();
-    let cache = (config.cache_mode != dragnet_steps::cache::CacheMode::Off).then(|| RunCache {
+    let cache = (config.cache_mode != dragnet_core::ports::cache::CacheMode::Off).then(|| RunCache {
         store: Arc::new(launcher.db().clone()),
         mode: config.cache_mode,
         // Entries are the team's own: no team reads another's.
@@ -267,7 +267,7 @@ async fn run_secrets(
     launcher: &Launcher,
     team_id: &str,
     wf: &Workflow,
-) -> HashMap<String, dragnet_steps::http::Secret> {
+) -> HashMap<String, dragnet_core::secret::Secret> {
     let sealer = launcher.config().secrets.as_deref();
     crate::secrets::for_run(launcher.db(), sealer, team_id, wf)
         .await

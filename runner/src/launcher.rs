@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use dragnet_steps::clock::Clock;
+use dragnet_core::clock::Clock;
 use dragnet_store::{Db, LeaseLength};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use dragnet_core::progress::ProgressEvent;
 use dragnet_engine::run::{RunObserver, RunRecord, RunStatus, StepRecord, StepStatus};
-use dragnet_steps::progress::ProgressEvent;
 use dragnet_store::RunEvent;
 use serde_json::{json, Value};
 use tokio::sync::watch;

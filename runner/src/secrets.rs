@@ -6,7 +6,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use dragnet_engine::workflow::model::{CredentialsSpec, Workflow};
-use dragnet_steps::http::{Sealer, Secret};
+use dragnet_core::secret::Secret;
+use dragnet_http::Sealer;
 use dragnet_store::{open_secret, Db};
 
 /// The variable the operator sets the sealing key in.

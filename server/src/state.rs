@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use dragnet_runner::{Launcher, RunnerConfig, TickClock};
-use dragnet_steps::clock::Clock;
+use dragnet_core::clock::Clock;
 use dragnet_store::Db;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -18,7 +18,7 @@ pub struct ServerConfig {
     /// The largest request body accepted (a workflow with its documents).
     pub body_limit: usize,
     /// The bearer token `GET /metrics` asks for; without one it is off.
-    pub metrics_token: Option<dragnet_steps::http::Secret>,
+    pub metrics_token: Option<dragnet_core::secret::Secret>,
 }
 
 impl Default for ServerConfig {

@@ -7,10 +7,10 @@ use std::path::Path as FsPath;
 
 use dragnet_engine::workflow::model::Workflow;
 use dragnet_engine::workflow::Diagnostics;
+use dragnet_http::{HostPolicy, HostRefused};
 use dragnet_located::cursor::Cursor;
 use dragnet_located::load::{load, Kind};
 use dragnet_located::yaml::Pos;
-use dragnet_steps::http::{HostPolicy, HostRefused};
 
 /// A diagnostic at the `base_url` of every provider of `wf` whose host
 /// the policy refuses; `Ok` when none is.

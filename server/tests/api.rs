@@ -179,7 +179,7 @@ async fn shutdown_hands_back_runs_past_the_grace_period(db: Db) -> Result<()> {
 async fn metrics_need_their_own_token_and_count_what_ran() {
     dragnet_store::testing::on_sqlite(|db| async move {
         let config = ServerConfig {
-            metrics_token: Some(dragnet_steps::http::Secret::new("scrape-me")),
+            metrics_token: Some(dragnet_core::secret::Secret::new("scrape-me")),
             ..ServerConfig::default()
         };
         let api = Api::start_with(db, config).await?;

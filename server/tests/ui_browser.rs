@@ -28,7 +28,7 @@ use anyhow::ensure;
 use browser::{driver, Browser};
 use dragnet_runner::RunnerConfig;
 use dragnet_server::ServerConfig;
-use dragnet_steps::Limits;
+use dragnet_core::Limits;
 use serde_json::json;
 use support::Api;
 

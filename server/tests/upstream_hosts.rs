@@ -15,7 +15,7 @@ use axum::response::IntoResponse;
 use axum::Router;
 use dragnet_runner::RunnerConfig;
 use dragnet_server::ServerConfig;
-use dragnet_steps::http::HostPolicy;
+use dragnet_http::HostPolicy;
 use dragnet_store::Db;
 use reqwest::{Method, StatusCode};
 use support::Api;

@@ -1,5 +1,5 @@
 //! The cache of complete walks on `Db` (SPEC §5): the `CacheStore` seam of
-//! dragnet-steps. Rows are keyed by `(scope, key)`, so a lookup can only
+//! dragnet-core. Rows are keyed by `(scope, key)`, so a lookup can only
 //! ever see its own scope's entries; a put is one upsert statement, so two
 //! writers racing on the same key leave one whole entry (the last one);
 //! entries whose `expires_at` is at or before `now` are misses and are
@@ -7,7 +7,8 @@
 //! in the row (`lz4` now; `zlib` in rows written before it, still read).
 
 use chrono::{DateTime, Utc};
-use dragnet_steps::cache::{BoxFuture, CacheEntry, CacheListing, CacheStore, StoreError};
+use dragnet_core::ports::cache::{CacheEntry, CacheListing, CacheStore, StoreError};
+use dragnet_core::ports::BoxFuture;
 
 use crate::codec::{self, Codec};
 use crate::db::{col, to_i64, to_u64, with_pool, Db, Stamp};

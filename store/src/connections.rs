@@ -61,7 +61,7 @@ impl ConnectionStore for Db {
         Box::pin(async move {
             self.put_connection(owner, provider, sealed)
                 .await
-                .map_err(dragnet_core::Error::from)
+                .map_err(dragnet_core::ports::Error::from)
         })
     }
 
@@ -73,7 +73,7 @@ impl ConnectionStore for Db {
         Box::pin(async move {
             self.get_connection(owner, provider)
                 .await
-                .map_err(dragnet_core::Error::from)
+                .map_err(dragnet_core::ports::Error::from)
         })
     }
 }

@@ -215,10 +215,10 @@ fn sqlite_transient(extended: i32) -> bool {
     matches!(extended & 0xff, 5 | 6)
 }
 
-/// What the cache seam of dragnet-steps sees: the message only.
-impl From<Error> for dragnet_steps::cache::StoreError {
+/// What the cache port of dragnet-core sees: the message only.
+impl From<Error> for dragnet_core::ports::cache::StoreError {
     fn from(e: Error) -> Self {
-        dragnet_steps::cache::StoreError(e.to_string())
+        dragnet_core::ports::cache::StoreError(e.to_string())
     }
 }
 

@@ -1,6 +1,6 @@
 //! dragnet-store owns persistence, on PostgreSQL (production, any number of
 //! workers) or SQLite (the embedded default), through sqlx with embedded
-//! migrations: the cache of complete walks behind dragnet-steps'
+//! migrations: the cache of complete walks behind dragnet-core's
 //! `CacheStore` seam (compressed at rest, scoped, swept when expired), and
 //! run records written as runs progress (`StoreObserver`, batched, outputs
 //! compressed once and cleared after a retention period), read back as the

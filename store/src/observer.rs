@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use dragnet_core::clock::Clock;
+use dragnet_core::progress::ProgressEvent;
 use dragnet_engine::run::{RunObserver, RunRecord, StepRecord};
-use dragnet_steps::clock::Clock;
-use dragnet_steps::progress::ProgressEvent;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;

@@ -7,8 +7,8 @@
 
 use chrono::{DateTime, Duration, Utc};
 use dragnet_core::{ResultId, ResultScope, ResultStore, StoreFuture};
-use dragnet_steps::cache::stored;
-use dragnet_steps::Payload;
+use dragnet_walk::cache::stored;
+use dragnet_core::Payload;
 
 use crate::codec::{self, Codec};
 use crate::db::{col, to_i64, to_u64, with_pool, Db, Stamp};
@@ -135,7 +135,7 @@ impl ResultStore<Payload> for Db {
         Box::pin(async move {
             self.put_result(id, scope, result, now, expires_at)
                 .await
-                .map_err(dragnet_core::Error::from)
+                .map_err(dragnet_core::ports::Error::from)
         })
     }
 
@@ -148,7 +148,7 @@ impl ResultStore<Payload> for Db {
         Box::pin(async move {
             self.get_result(id, scope, now)
                 .await
-                .map_err(dragnet_core::Error::from)
+                .map_err(dragnet_core::ports::Error::from)
         })
     }
 }

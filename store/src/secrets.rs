@@ -6,7 +6,8 @@
 //! listing gives names and update times, never values.
 
 use chrono::{DateTime, Utc};
-use dragnet_steps::http::{SealError, Sealer, Secret};
+use dragnet_core::secret::Secret;
+use dragnet_http::{SealError, Sealer};
 use serde::Serialize;
 
 use crate::db::{col, with_pool, Db, Stamp};

@@ -8,10 +8,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dragnet_steps::cache::CacheStore;
+use dragnet_core::ports::cache::CacheStore;
 
 use crate::db::Db;
-use dragnet_steps::clock::Clock;
+use dragnet_core::clock::Clock;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;

@@ -8,10 +8,8 @@
 
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
-use chrono::{DateTime, Duration as Span, Utc};
-use dragnet_steps::clock::Clock;
+use chrono::{Duration as Span, Utc};
 
 use crate::Db;
 
@@ -114,34 +112,9 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     ))
 }
 
-/// A wall clock the test sets.
-pub struct TestClock(Mutex<DateTime<Utc>>);
-
-impl TestClock {
-    pub fn new(at: DateTime<Utc>) -> TestClock {
-        TestClock(Mutex::new(at))
-    }
-
-    pub fn set(&self, at: DateTime<Utc>) {
-        *self.0.lock().expect("clock lock") = at;
-    }
-
-    pub fn advance(&self, by: Span) {
-        let mut now = self.0.lock().expect("clock lock");
-        *now += by;
-    }
-}
-
-impl Clock for TestClock {
-    fn now(&self) -> DateTime<Utc> {
-        *self.0.lock().expect("clock lock")
-    }
-}
-
-/// A fixed, whole-millisecond instant to start clocks at.
-pub fn t0() -> DateTime<Utc> {
-    DateTime::from_timestamp_millis(1_790_000_000_123).expect("a valid instant")
-}
+/// The test clock and its start instant are dragnet-core's (feature
+/// `test-util`), re-exported for the suites that reach them here.
+pub use dragnet_core::clock::{t0, TestClock};
 
 /// Makes run `run_id`'s lease expired now, as if its process had stopped
 /// renewing it long ago (tests of takeover).

@@ -9,8 +9,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use dragnet_core::clock::Clock;
 use dragnet_engine::run::{RunRecord, StepRecord, StepStatus};
-use dragnet_steps::clock::Clock;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;

@@ -9,10 +9,11 @@ mod common;
 use anyhow::{ensure, Context};
 use chrono::Duration as Span;
 use common::t0;
-use dragnet_steps::cache::{stored, CacheEntry, CacheStore};
-use dragnet_steps::looping::collection;
-use dragnet_steps::Payload;
+use dragnet_core::ports::cache::{CacheEntry, CacheStore};
+use dragnet_core::Payload;
 use dragnet_store::{on_both_backends, Db};
+use dragnet_walk::cache::stored;
+use dragnet_walk::collection;
 use serde_json::value::RawValue;
 
 on_both_backends!(
@@ -61,7 +62,7 @@ fn texts(payload: &Payload) -> Vec<String> {
 
 fn written(payload: &Payload) -> String {
     let mut out = String::new();
-    dragnet_steps::result::write_payload(&mut out, payload);
+    dragnet_core::payload::write_payload(&mut out, payload);
     out
 }
 

@@ -10,7 +10,7 @@ use dragnet_store::on_both_backends;
 use anyhow::{ensure, Context};
 use chrono::Duration as Span;
 use common::{entry, t0};
-use dragnet_steps::cache::CacheStore;
+use dragnet_core::ports::cache::CacheStore;
 use dragnet_store::Db;
 use rand::{Rng, SeedableRng};
 

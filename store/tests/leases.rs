@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
 use chrono::{DateTime, Utc};
+use dragnet_core::clock::SystemClock;
 use dragnet_engine::run::{RunObserver, RunRecord, RunStatus, StepRecord, StepStatus, StepType};
-use dragnet_steps::clock::SystemClock;
 use dragnet_store::{
     on_both_backends, Db, Fencing, LeaseLength, NewRun, ObserverOptions, RunOwner, StoreObserver,
 };
@@ -298,7 +298,7 @@ async fn concurrent_fenced_writes_all_land(db: Db) -> Result<()> {
 /// included (a walk that follows `Link` headers resumes along it); a
 /// writer without the lease keeps nothing.
 async fn kept_pages_come_back_whole_with_their_next_link(db: Db) -> Result<()> {
-    use dragnet_steps::journal::{KeptPage, PageJournal};
+    use dragnet_core::ports::journal::{KeptPage, PageJournal};
     db.create_team("t1", "team one", now()).await?;
     let lease = submit(&db, "run_p", Some("proc-1"))
         .await?

@@ -69,7 +69,7 @@ fn step(id: &str, output: &str, at: DateTime<Utc>) -> anyhow::Result<StepRecord>
         throttled: 0,
         no_collection: false,
     });
-    step.output = Some(dragnet_steps::Document::parse(output.to_string())?);
+    step.output = Some(dragnet_core::Document::parse(output.to_string())?);
     Ok(step)
 }
 

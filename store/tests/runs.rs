@@ -13,11 +13,11 @@ use std::time::Duration;
 use anyhow::{ensure, Context};
 use chrono::{DateTime, Duration as Span, Utc};
 use common::{t0, TestClock};
+use dragnet_core::clock::Clock;
+use dragnet_core::StopReason;
 use dragnet_engine::run::{
     RunLog, RunObserver, RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict,
 };
-use dragnet_steps::clock::Clock;
-use dragnet_steps::StopReason;
 use dragnet_store::{pid_alive, Db, ObserverOptions, RunOwner, StoreObserver};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
@@ -79,7 +79,7 @@ fn finished_fetch(at: DateTime<Utc>) -> StepRecord {
         no_collection: false,
     });
     let output = r#"{"data":[{"id":1},{"id":2}],"_loop":{"complete":false,"requests":20}}"#;
-    step.output = Some(dragnet_steps::Document::parse(output.into()).expect("valid JSON"));
+    step.output = Some(dragnet_core::Document::parse(output.into()).expect("valid JSON"));
     step
 }
 

@@ -5,7 +5,8 @@
 
 use anyhow::{ensure, Context, Result};
 use chrono::{DateTime, Duration, Utc};
-use dragnet_steps::http::{Sealer, Secret};
+use dragnet_core::secret::Secret;
+use dragnet_http::Sealer;
 use dragnet_store::{on_both_backends, open_secret, seal_secret, Db};
 
 on_both_backends!(team_secrets_round_trip_sealed_and_stay_their_teams);

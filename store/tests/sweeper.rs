@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Duration as Span, Utc};
 use common::{t0, TestClock};
-use dragnet_steps::cache::{BoxFuture, CacheEntry, CacheListing, CacheStore, StoreError};
+use dragnet_core::ports::cache::{CacheEntry, CacheListing, CacheStore, StoreError};
+use dragnet_core::ports::BoxFuture;
 use dragnet_store::spawn_sweeper;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;

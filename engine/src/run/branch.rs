@@ -1,7 +1,7 @@
 //! A branch step: its condition evaluated with the same operators as
 //! `_filter`, or by truthiness when no operator is given.
 
-use dragnet_steps::looping::filter;
+use dragnet_walk::filter;
 use serde_json::{json, Value};
 
 use super::template::resolve;

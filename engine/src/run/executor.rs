@@ -2,12 +2,13 @@
 //! (bounded by a semaphore), decide skips and dependency failures with a
 //! reason, record each step as it finishes, and drain cleanly on cancel.
 
-use dragnet_steps::Document;
+use dragnet_core::Document;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use chrono::Utc;
-use dragnet_steps::http::{HttpUpstream, Secret};
+use dragnet_core::secret::Secret;
+use dragnet_http::HttpUpstream;
 use tokio::sync::Semaphore;
 use tokio::task::{self, JoinSet};
 use tokio::time::Instant;

@@ -1,7 +1,7 @@
 //! Run inputs: typed against the workflow's declared inputs, defaults
 //! filled, unknown and missing ones rejected by name.
 
-use dragnet_steps::args::parse_value;
+use dragnet_core::args::parse_value;
 use serde_json::{json, Map, Value};
 
 use crate::error::Error;

@@ -18,12 +18,12 @@ pub mod trigger;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use dragnet_steps::cache::{CacheMode, CacheStore};
-use dragnet_steps::clock::{Clock, SystemClock};
-use dragnet_steps::http::Secret;
-use dragnet_steps::journal::PageJournal;
-use dragnet_steps::progress::ProgressEvent;
-use dragnet_steps::Limits;
+use dragnet_core::clock::{Clock, SystemClock};
+use dragnet_core::ports::cache::{CacheMode, CacheStore};
+use dragnet_core::ports::journal::PageJournal;
+use dragnet_core::progress::ProgressEvent;
+use dragnet_core::secret::Secret;
+use dragnet_core::Limits;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -80,7 +80,7 @@ pub struct RunOptions {
     pub journal: Option<Arc<dyn PageJournal>>,
     /// Where providers may point (a server's `upstream_hosts`); `None`
     /// anywhere.
-    pub hosts: Option<Arc<dragnet_steps::http::HostPolicy>>,
+    pub hosts: Option<Arc<dragnet_http::HostPolicy>>,
 }
 
 /// `$.trigger` of a run nobody scheduled (`kind`: `manual` from the CLI,

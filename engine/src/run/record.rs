@@ -3,11 +3,11 @@
 //! `--json` and stores, and read back (from a store, a `--output` file)
 //! into the same types. Statuses are closed enums, `interrupted` included.
 
-use dragnet_steps::Document;
+use dragnet_core::Document;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
-use dragnet_steps::StopReason;
+use dragnet_core::StopReason;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -218,7 +218,7 @@ impl RunRecord {
 
 /// `stoppedBy` as SPEC spells it: `StopReason::as_str` both ways.
 mod stop_reason {
-    use dragnet_steps::StopReason;
+    use dragnet_core::StopReason;
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(r: &Option<StopReason>, s: S) -> Result<S::Ok, S::Error> {

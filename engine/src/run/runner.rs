@@ -1,17 +1,17 @@
 //! The seam between the executor and the loop layer: a tool step's call
 //! goes through a `ToolRunner`. The one a run uses unless told otherwise is
-//! `LoopLayer`, which is `dragnet_steps::execute`; a server or a test can
+//! `LoopLayer`, which is `dragnet_walk::execute`; a server or a test can
 //! wrap it (to meter calls, or to make a step misbehave on purpose).
 
 use std::future::Future;
 use std::pin::Pin;
 
-use dragnet_steps::http::HttpUpstream;
-use dragnet_steps::{LoopResult, Runtime, ToolCall};
+use dragnet_http::HttpUpstream;
+use dragnet_walk::{LoopResult, Runtime, ToolCall};
 
 /// What a `ToolRunner` returns: the call's future.
 pub type CallFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<LoopResult, dragnet_steps::Error>> + Send + 'a>>;
+    Pin<Box<dyn Future<Output = Result<LoopResult, dragnet_core::Error>> + Send + 'a>>;
 
 /// Makes one tool call of a step.
 pub trait ToolRunner: Send + Sync {
@@ -33,6 +33,6 @@ impl ToolRunner for LoopLayer {
         upstream: &'a HttpUpstream,
         runtime: &'a Runtime<'a>,
     ) -> CallFuture<'a> {
-        Box::pin(dragnet_steps::execute(call, upstream, runtime))
+        Box::pin(dragnet_walk::execute(call, upstream, runtime))
     }
 }

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use dragnet_steps::UpstreamError;
+use dragnet_core::UpstreamError;
 use serde_json::Value;
 
 use crate::refs::RefError;
@@ -21,11 +21,11 @@ pub enum StepError {
     /// The loop layer refused the call before any request: an invalid
     /// argument, a bad `loop` setting, a tool that cannot be walked.
     #[error(transparent)]
-    Rejected(dragnet_steps::Error),
+    Rejected(dragnet_core::Error),
     /// The upstream failed (after the loop layer's own retries).
     #[error("{error}")]
     Upstream {
-        error: dragnet_steps::Error,
+        error: dragnet_core::Error,
         /// Whether the same call may succeed if made again.
         retryable: bool,
     },
@@ -105,9 +105,9 @@ impl From<RefError> for StepError {
     }
 }
 
-impl From<dragnet_steps::Error> for StepError {
-    fn from(error: dragnet_steps::Error) -> Self {
-        use dragnet_steps::Error as E;
+impl From<dragnet_core::Error> for StepError {
+    fn from(error: dragnet_core::Error) -> Self {
+        use dragnet_core::Error as E;
         match error {
             E::Cancelled => StepError::Cancelled,
             E::Upstream(ref u) => StepError::Upstream {
@@ -154,8 +154,8 @@ fn human(d: Duration) -> String {
 mod tests {
     use super::*;
 
-    fn status(status: u16) -> dragnet_steps::Error {
-        dragnet_steps::Error::Upstream(UpstreamError::Status {
+    fn status(status: u16) -> dragnet_core::Error {
+        dragnet_core::Error::Upstream(UpstreamError::Status {
             status,
             excerpt: "{}".into(),
             retry_after_ms: None,
@@ -167,14 +167,14 @@ mod tests {
         assert!(StepError::from(status(503)).is_retryable());
         assert!(StepError::from(status(429)).is_retryable());
         assert!(!StepError::from(status(404)).is_retryable());
-        let bad = dragnet_steps::Error::InvalidArgument {
+        let bad = dragnet_core::Error::InvalidArgument {
             argument: "order_id".into(),
             message: "expected integer".into(),
         };
         let e = StepError::from(bad);
         assert!(matches!(e, StepError::Rejected(_)) && !e.is_retryable());
         assert!(matches!(
-            StepError::from(dragnet_steps::Error::Cancelled),
+            StepError::from(dragnet_core::Error::Cancelled),
             StepError::Cancelled
         ));
         assert!(StepError::Timeout {

@@ -3,14 +3,14 @@
 //! its record back. A panic in the step fails that step, named; a task that
 //! ends abnormally anyway is named by the executor through its task id.
 
-use dragnet_steps::{Document, Payload};
+use dragnet_core::{Document, Payload};
 use std::any::Any;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use chrono::Utc;
-use dragnet_steps::http::HttpUpstream;
+use dragnet_http::HttpUpstream;
 use futures::FutureExt;
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -188,7 +188,7 @@ async fn run_tool(
                     item_count: v.item_count,
                     stopped_by: v.stopped_by,
                     note: result
-                        .note_with(dragnet_steps::result::WORKFLOW_REFRESH_ADVICE)
+                        .note_with(dragnet_walk::result::WORKFLOW_REFRESH_ADVICE)
                         .into_owned(),
                     cache_hit: result.cache.as_ref().map(|c| c.hit),
                     pages: result.stats.pages,

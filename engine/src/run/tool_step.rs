@@ -1,18 +1,20 @@
 //! A tool step: input and loop values resolved, then one call through
-//! `dragnet_steps::execute` (the loop layer agents use too), rendered with
+//! `dragnet_walk::execute` (the loop layer agents use too), rendered with
 //! its verdict under `_loop`. Failures are `StepError`s; timeouts and step
 //! retries wrap the call.
 
 use std::sync::Arc;
 
-use dragnet_steps::cache::{CachePolicy, CacheScope};
-use dragnet_steps::clock::Clock;
-use dragnet_steps::http::HttpUpstream;
-use dragnet_steps::journal::{Journal, PageJournal};
-use dragnet_steps::looping::filter::{Clause, Filter};
-use dragnet_steps::looping::options::{ForEachSpec, LoopOptions};
-use dragnet_steps::progress::{ProgressEvent, ProgressSink};
-use dragnet_steps::{Limits, LoopResult, Runtime, StopReason, ToolCall};
+use dragnet_core::clock::Clock;
+use dragnet_core::ports::journal::PageJournal;
+use dragnet_core::progress::{ProgressEvent, ProgressSink};
+use dragnet_core::{Limits, StopReason};
+use dragnet_http::HttpUpstream;
+use dragnet_walk::cache::{CachePolicy, CacheScope};
+use dragnet_walk::filter::{Clause, Filter};
+use dragnet_walk::journal::Journal;
+use dragnet_walk::options::{ForEachSpec, LoopOptions};
+use dragnet_walk::{LoopResult, Runtime, ToolCall};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 

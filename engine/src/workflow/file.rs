@@ -110,7 +110,7 @@ pub struct ProviderFile {
     /// parameters the detection does not know: `{size, page}`,
     /// `{size, offset}` or `{cursor, next}`.
     #[serde(default)]
-    pub paging: BTreeMap<String, dragnet_steps::looping::overrides::PagingRoles>,
+    pub paging: BTreeMap<String, dragnet_walk::overrides::PagingRoles>,
 }
 
 /// Credentials by environment variable name, spelled as in `agent.yaml`.

@@ -4,10 +4,10 @@
 //! literal operands, `items_path` as a dot-path. Also the operand check
 //! shared with branch conditions.
 
-use dragnet_steps::looping::fields::Projection;
-use dragnet_steps::looping::filter::Op;
-use dragnet_steps::looping::options::Concurrency;
-use dragnet_steps::{Error as StepsError, Tool};
+use dragnet_core::{Error as StepsError, Tool};
+use dragnet_walk::fields::Projection;
+use dragnet_walk::filter::Op;
+use dragnet_walk::options::Concurrency;
 use serde_json::Value;
 
 use super::context::Ctx;

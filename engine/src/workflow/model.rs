@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dragnet_steps::looping::fields::Projection;
-use dragnet_steps::looping::filter::Op;
-use dragnet_steps::looping::options::Concurrency;
-use dragnet_steps::{Tool, Toolkit};
+use dragnet_core::{Tool, Toolkit};
+use dragnet_walk::fields::Projection;
+use dragnet_walk::filter::Op;
+use dragnet_walk::options::Concurrency;
 use serde_json::Value;
 
 use crate::refs::RefExpr;

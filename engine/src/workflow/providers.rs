@@ -6,8 +6,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use dragnet_steps::looping::overrides::{toolkit_with_roles, PagingRoles};
-use dragnet_steps::Toolkit;
+use dragnet_core::Toolkit;
+use dragnet_walk::overrides::{toolkit_with_roles, PagingRoles};
 
 use super::context::Ctx;
 use super::cursor::{describe, Cursor};
@@ -78,7 +78,7 @@ pub fn providers(
                 .entry(path.clone())
                 .or_insert_with(|| {
                     let doc = documents.read(&path)?;
-                    dragnet_steps::openapi::import_str(&doc.name, &doc.text)
+                    dragnet_openapi::import_str(&doc.name, &doc.text)
                         .map(Arc::new)
                         .map_err(|e| e.to_string())
                 })

@@ -4,7 +4,7 @@
 //! needs, step refs, branch targets, all with positions) even when the
 //! step itself was refused, so one bad step hides nothing about another.
 
-use dragnet_steps::looping::filter::Op;
+use dragnet_walk::filter::Op;
 
 use super::context::Ctx;
 use super::cursor::{describe, Cursor};

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use dragnet_steps::looping::options::RESERVED;
-use dragnet_steps::Tool;
+use dragnet_core::Tool;
+use dragnet_walk::options::RESERVED;
 
 use super::context::Ctx;
 use super::cursor::{describe, Cursor};

@@ -14,8 +14,8 @@ use dragnet_located::cursor::{describe, Cursor};
 use dragnet_located::diagnostic::suggest;
 use dragnet_located::names::{bad_name, is_name};
 use dragnet_located::yaml::Node;
-use dragnet_steps::looping::overrides::toolkit_with_roles;
-use dragnet_steps::Limits;
+use dragnet_walk::overrides::toolkit_with_roles;
+use dragnet_core::Limits;
 
 use super::file::{BindingFile, LimitsFile, ProviderFile, TOP_LEVEL_KEYS};
 
@@ -235,7 +235,7 @@ fn openapi(
             None
         }
     };
-    let toolkit = match dragnet_steps::openapi::import_file(&base.join(doc.trim())) {
+    let toolkit = match dragnet_openapi::import_file(&base.join(doc.trim())) {
         Ok(kit) if file.paging.is_empty() => Some(Arc::new(kit)),
         Ok(kit) => match toolkit_with_roles(&kit, &file.paging) {
             Ok(kit) => Some(Arc::new(kit)),

@@ -101,7 +101,7 @@ pub struct ProviderFile {
     /// tools whose paging parameters the detection does not know:
     /// `{size, page}`, `{size, offset}` or `{cursor, next}`.
     #[serde(default)]
-    pub paging: BTreeMap<String, dragnet_steps::looping::overrides::PagingRoles>,
+    pub paging: BTreeMap<String, dragnet_walk::overrides::PagingRoles>,
 }
 
 /// A provider's parts written the same way in workflow files.

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dragnet_located::Diagnostics;
-use dragnet_steps::{Limits, Tool, Toolkit};
+use dragnet_core::{Limits, Tool, Toolkit};
 
 use crate::guard::SizeBudget;
 

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dragnet_steps::clock::Clock;
+use dragnet_core::clock::Clock;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
-use dragnet_steps::clock::Clock;
+use dragnet_core::clock::Clock;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use dragnet_steps::http::Secret;
+use dragnet_core::secret::Secret;
 use serde_json::{json, Map, Value};
 
 use super::{Answer, Gateway};

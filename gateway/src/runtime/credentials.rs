@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use dragnet_steps::http::{Credentials, HttpUpstream, Redactor, Secret};
+use dragnet_core::secret::Secret;
+use dragnet_http::{Credentials, HttpUpstream, Redactor};
 
 use super::{EnvLookup, Gateway, StartError};
 use crate::caller::{Caller, CredentialKind};

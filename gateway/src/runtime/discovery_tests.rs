@@ -5,7 +5,7 @@
 //! (with the binding's looping and verdict), joins a session's list but
 //! never a stateless one, and is loaded for that thread only.
 
-use dragnet_steps::progress::NoProgress;
+use dragnet_core::progress::NoProgress;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 

@@ -15,13 +15,16 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use dragnet_core::{ConnectionStore, ResultStore};
-use dragnet_steps::cache::{CacheMode, CachePolicy, CacheStore};
-use dragnet_steps::clock::Clock;
-use dragnet_steps::http::redact::Redacting;
-use dragnet_steps::http::{HttpUpstream, Redactor, SealError, Secret};
-use dragnet_steps::looping::options::RESERVED;
-use dragnet_steps::progress::ProgressSink;
-use dragnet_steps::{LoopOptions, Payload, Runtime, ToolCall};
+use dragnet_core::ports::cache::{CacheMode, CacheStore};
+use dragnet_walk::cache::CachePolicy;
+use dragnet_core::clock::Clock;
+use dragnet_http::redact::Redacting;
+use dragnet_core::secret::Secret;
+use dragnet_http::{HttpUpstream, Redactor, SealError};
+use dragnet_walk::options::RESERVED;
+use dragnet_core::progress::ProgressSink;
+use dragnet_core::Payload;
+use dragnet_walk::{LoopOptions, Runtime, ToolCall};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -490,7 +493,7 @@ impl Gateway {
                     inner: http.as_ref(),
                     redactor: &secrets,
                 };
-                dragnet_steps::execute(call, &upstream, &runtime).await
+                dragnet_walk::execute(call, &upstream, &runtime).await
             }
             CallUpstream::Mcp(mcp) => {
                 let upstream = McpCall {
@@ -502,7 +505,7 @@ impl Gateway {
                     inner: &upstream,
                     redactor: &secrets,
                 };
-                dragnet_steps::execute(call, &upstream, &runtime).await
+                dragnet_walk::execute(call, &upstream, &runtime).await
             }
         };
         let result = match executed {

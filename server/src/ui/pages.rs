@@ -316,7 +316,7 @@ pub async fn schedules_page(State(state): State<AppState>, caller: UiCaller) -> 
 
 /// The stored key of the team's cache scope (server runs cache per team).
 fn cache_scope(team_id: &str) -> String {
-    dragnet_steps::cache::CacheScope::Organisation {
+    dragnet_walk::cache::CacheScope::Organisation {
         org: format!("team:{team_id}"),
     }
     .key()

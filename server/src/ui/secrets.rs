@@ -8,7 +8,7 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use dragnet_steps::http::Secret;
+use dragnet_core::secret::Secret;
 use maud::html;
 
 use super::html::{frame, url_part};

@@ -6,8 +6,8 @@
 //! its owner); a page that cannot be kept or read back is logged and
 //! fetched again. A run's pages are deleted once it ends.
 
-use dragnet_steps::cache::BoxFuture;
-use dragnet_steps::journal::{KeptPage, PageJournal};
+use dragnet_core::ports::journal::{KeptPage, PageJournal};
+use dragnet_core::ports::BoxFuture;
 
 use super::Lease;
 use crate::codec::{self, Codec};

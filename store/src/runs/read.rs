@@ -6,7 +6,7 @@
 //! text of rows older than it). A listing reads the runs' rows and counts of
 //! their steps, never an output. `Db` is the engine's `RunLog`.
 
-use dragnet_steps::Document;
+use dragnet_core::Document;
 
 use chrono::{DateTime, Utc};
 use dragnet_engine::run::{
@@ -355,8 +355,8 @@ mod tests {
 mod listing {
 
     use chrono::{DateTime, Utc};
+    use dragnet_core::Document;
     use dragnet_engine::run::{RunRecord, RunStatus, StepRecord, StepStatus, StepType};
-    use dragnet_steps::Document;
     use sqlx::{Column, Row};
 
     use super::LIST;

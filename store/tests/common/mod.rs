@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use chrono::{DateTime, Duration as Span, Utc};
-use dragnet_steps::cache::CacheEntry;
+use dragnet_core::ports::cache::CacheEntry;
 
 pub use dragnet_store::testing::*;
 

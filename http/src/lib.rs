@@ -1,0 +1,112 @@
+//! dragnet-http talks to upstreams: the [`Upstream`] seam the walk calls
+//! through and its reqwest implementation for OpenAPI tools,
+//! [`HttpUpstream`]. Its layout:
+//!
+//! - `client`: [`HttpUpstream`], redirects followed by hand (each hop
+//!   checked) and byte-bounded bodies;
+//! - `request`: a tool's arguments to method, URL, headers and body
+//!   ([`build_parts`]); `credentials`: [`Credentials`] applied to a request;
+//! - [`redact`]: credentials and secret-looking values kept out of errors
+//!   and excerpts ([`Redactor`]);
+//! - `retry`: [`send_with_retry`], within the call's budget and
+//!   [`dragnet_core::RetryPolicy`];
+//! - [`pacing`]: the pace every walk to one host shares ([`Pacing`]);
+//! - [`hosts`]: which hosts may be upstreams ([`HostPolicy`]); [`link`]:
+//!   which next-page links may be followed;
+//! - [`seal`]: AES-256-GCM sealing of secrets at rest ([`Sealer`]).
+#![forbid(unsafe_code)]
+
+mod client;
+mod credentials;
+pub mod hosts;
+pub mod link;
+pub mod pacing;
+pub mod redact;
+mod request;
+mod retry;
+pub mod seal;
+
+use std::future::Future;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use dragnet_core::{Tool, UpstreamError};
+
+pub use client::{canonical_base, HttpUpstream, MAX_REDIRECTS};
+pub use credentials::Credentials;
+pub use hosts::{HostPolicy, HostRefused};
+pub use link::LinkRefused;
+pub use pacing::{Pacing, RateLimit};
+pub use redact::Redactor;
+pub use request::{build_parts, RequestParts};
+pub use retry::{send_with_retry, FetchError, Target};
+pub use seal::{SealError, Sealer};
+
+/// One answer from an upstream, any status.
+#[derive(Debug, Clone)]
+pub struct RawResponse {
+    pub status: u16,
+    /// `Retry-After`, already turned into a delay.
+    pub retry_after: Option<Duration>,
+    /// `X-RateLimit-Remaining` (with `X-RateLimit-Reset`), when sent.
+    pub rate_limit: Option<RateLimit>,
+    /// The `Link` header's `rel="next"` target, as sent (redacted).
+    pub next_link: Option<String>,
+    pub body: Bytes,
+}
+
+/// Anything that can answer one request for a tool: the HTTP client for
+/// OpenAPI tools, or a generated upstream in property tests.
+pub trait Upstream: Send + Sync {
+    /// Sends one request built from `arguments` (reserved ones already
+    /// removed), reading at most `max_bytes` of body: a longer body is
+    /// `UpstreamError::ByteBound` and is not read further. A connection
+    /// failure is `UpstreamError::Connection`; every HTTP answer, error
+    /// statuses included, is `Ok`.
+    fn send(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        max_bytes: u64,
+    ) -> impl Future<Output = Result<RawResponse, UpstreamError>> + Send;
+
+    /// What makes this upstream's answers differ from another's with the
+    /// same tool and arguments (for HTTP: the canonical base URL). Part of
+    /// every cache key.
+    fn identity(&self) -> String;
+
+    /// Where a next-page link an answer gave (`link`, absolute or relative
+    /// to the provider's base URL) leads, when it may be followed: only on
+    /// the provider's own origin. Upstreams that cannot follow links (an
+    /// MCP server) refuse every one.
+    fn link_target(&self, link: &str) -> Result<String, LinkRefused> {
+        let _ = link;
+        Err(LinkRefused::Unusable)
+    }
+
+    /// Sends the tool's request to `url` (a target `link_target` gave)
+    /// instead of its own path and query: the same method, header
+    /// parameters, body and credentials.
+    fn send_link(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        url: &str,
+        max_bytes: u64,
+    ) -> impl Future<Output = Result<RawResponse, UpstreamError>> + Send {
+        let _ = (tool, arguments, url, max_bytes);
+        async {
+            Err(UpstreamError::Connection {
+                message: "this upstream cannot follow next-page links".into(),
+            })
+        }
+    }
+
+    /// The pacing every walk through this upstream shares; `None` lets
+    /// each call pace on its own.
+    fn pacing(&self) -> Option<&Pacing> {
+        None
+    }
+}
