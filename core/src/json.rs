@@ -259,6 +259,26 @@ pub fn leaf<T: JsonText + ?Sized>(raw: &T) -> serde_json::Value {
     serde_json::from_str(raw.json()).unwrap_or(serde_json::Value::Null)
 }
 
+/// The value with every object's keys sorted (serde_json keeps insertion
+/// order here): the material of cache and page-journal keys.
+pub fn canonical(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            serde_json::Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), canonical(&map[k])))
+                    .collect(),
+            )
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(canonical).collect())
+        }
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

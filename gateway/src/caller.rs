@@ -13,9 +13,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use dragnet_core::secret::Secret;
 use dragnet_core::ResultScope;
 use dragnet_walk::cache::CacheScope;
-use dragnet_core::secret::Secret;
 
 use crate::token::Claims;
 

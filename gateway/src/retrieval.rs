@@ -14,10 +14,10 @@
 use chrono::{DateTime, Utc};
 use dragnet_core::{ResultScope, ResultStore};
 use dragnet_core::json;
+use dragnet_core::Payload;
 use dragnet_walk::filter::Filter;
 use dragnet_walk::options::parse_fields;
 use dragnet_walk::shape::shape;
-use dragnet_core::Payload;
 use serde_json::{json, Map, Value};
 
 use crate::error::Error;

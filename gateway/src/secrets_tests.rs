@@ -12,8 +12,8 @@ use std::sync::Arc;
 use axum::routing::get;
 use axum::Json;
 use dragnet_core::clock::SystemClock;
-use dragnet_core::secret::Secret;
 use dragnet_core::progress::NoProgress;
+use dragnet_core::secret::Secret;
 use serde_json::{json, Map};
 use tokio_util::sync::CancellationToken;
 

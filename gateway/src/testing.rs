@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use dragnet_shop::ShopHandle;
 use dragnet_core::clock::SystemClock;
+use dragnet_shop::ShopHandle;
 
 use crate::caller::{result_scope, Caller, RuntimeCredentials};
 use crate::config;

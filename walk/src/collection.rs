@@ -1,13 +1,15 @@
 //! Finding the collection in a response (SPEC §3.2).
 
+mod split;
+
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-pub use crate::split::{split_keeping_fields, split_keeping_fields_on, split_text, PARALLEL_BYTES};
 use crate::top_scan;
 use dragnet_core::json::{self, Kind, RawObject};
 use dragnet_core::paging::keys::{COLLECTION_KEYS, METADATA_KEYS};
 use dragnet_core::payload::{Envelope, EnvelopeField};
+pub use split::{split_keeping_fields, split_keeping_fields_on, split_text, PARALLEL_BYTES};
 
 /// Keys that declare how many rows the collection has in all.
 pub const TOTAL_KEYS: [&str; 6] = [

@@ -5,11 +5,10 @@
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use dragnet_core::json::canonical;
 use dragnet_core::ports::journal::PageJournal;
 use dragnet_core::Tool;
 use dragnet_http::Target;
-
-use crate::cache::key::canonical;
 
 /// A journal and the scope a call's pages are kept in (a step of a run).
 #[derive(Clone, Copy)]

@@ -12,12 +12,13 @@
 //!   cache asked, the walk or fan-out run, the result shaped;
 //! - [`options`]: the reserved arguments (`_fields`, `_all_pages`,
 //!   `_for_each`, `_filter`, `_refresh`) as [`LoopOptions`];
-//! - [`walk`]: the page walk ([`walk::Walker`]), with `cursor_walk` for
+//! - [`walk`]: the page walk ([`walk::Walker`]), with its `cursor_walk` for
 //!   cursors and next-page links, [`page_plan`] for page numbers and
 //!   offsets, and [`end_signal`] for the answers that say no more follow;
 //! - [`fan_out`] and [`for_each`]: one walk per `_for_each` value;
-//! - [`collection`]: finding the collection in an answer, with `split`,
-//!   `split_threads` and [`top_scan`] cutting large pages into raw items;
+//! - [`collection`]: finding the collection in an answer, with its `split`
+//!   (and `split::threads`) and [`top_scan`] cutting large pages into raw
+//!   items;
 //! - [`fields`], [`filter`] and [`shape`]: projection and filtering of the
 //!   raw items;
 //! - [`overrides`]: paging roles a provider names by hand;
@@ -30,7 +31,6 @@
 pub mod cache;
 pub mod call;
 pub mod collection;
-mod cursor_walk;
 pub mod end_signal;
 pub mod fan_out;
 pub mod fields;
@@ -42,8 +42,6 @@ pub mod overrides;
 pub mod page_plan;
 pub mod result;
 pub mod shape;
-mod split;
-mod split_threads;
 pub mod top_scan;
 mod verdict_note;
 pub mod walk;

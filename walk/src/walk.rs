@@ -8,6 +8,8 @@
 //! page an earlier attempt kept is read back instead of fetched: the walk
 //! takes the same path and fetches only what nobody kept.
 
+mod cursor_walk;
+
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
@@ -18,10 +20,10 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::collection::{self, Declared, ItemsPath, Page};
-use crate::cursor_walk::{next_of, Next};
 use crate::for_each;
 use crate::journal::{request_key, Journal};
 use crate::page_plan::PagePlan;
+use cursor_walk::{next_of, Next};
 use dragnet_core::args::get_path;
 use dragnet_core::budget::Budget;
 use dragnet_core::error::excerpt;

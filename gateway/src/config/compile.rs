@@ -9,13 +9,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use dragnet_core::Limits;
 use dragnet_located::context::Ctx;
 use dragnet_located::cursor::{describe, Cursor};
 use dragnet_located::diagnostic::suggest;
 use dragnet_located::names::{bad_name, is_name};
 use dragnet_located::yaml::Node;
 use dragnet_walk::overrides::toolkit_with_roles;
-use dragnet_core::Limits;
 
 use super::file::{BindingFile, LimitsFile, ProviderFile, TOP_LEVEL_KEYS};
 

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dragnet_located::Diagnostics;
 use dragnet_core::{Limits, Tool, Toolkit};
+use dragnet_located::Diagnostics;
 
 use crate::guard::SizeBudget;
 

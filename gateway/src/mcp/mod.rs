@@ -24,8 +24,8 @@ mod progress;
 
 use std::sync::Arc;
 
-use dragnet_core::secret::Secret;
 use dragnet_core::progress::{ProgressEvent, ProgressSink};
+use dragnet_core::secret::Secret;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
     ErrorCode, InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,

@@ -14,16 +14,16 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use dragnet_core::{ConnectionStore, ResultStore};
-use dragnet_core::ports::cache::{CacheMode, CacheStore};
-use dragnet_walk::cache::CachePolicy;
 use dragnet_core::clock::Clock;
-use dragnet_http::redact::Redacting;
-use dragnet_core::secret::Secret;
-use dragnet_http::{HttpUpstream, Redactor, SealError};
-use dragnet_walk::options::RESERVED;
+use dragnet_core::ports::cache::{CacheMode, CacheStore};
 use dragnet_core::progress::ProgressSink;
+use dragnet_core::secret::Secret;
 use dragnet_core::Payload;
+use dragnet_core::{ConnectionStore, ResultStore};
+use dragnet_http::redact::Redacting;
+use dragnet_http::{HttpUpstream, Redactor, SealError};
+use dragnet_walk::cache::CachePolicy;
+use dragnet_walk::options::RESERVED;
 use dragnet_walk::{LoopOptions, Runtime, ToolCall};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;

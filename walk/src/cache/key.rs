@@ -11,6 +11,7 @@
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
+use dragnet_core::json::canonical;
 use dragnet_core::Tool;
 
 /// Everything a key is made of.
@@ -67,23 +68,6 @@ fn paging_of(tool: &Tool) -> Value {
         })
     });
     json!({"page": page, "cursor": cursor})
-}
-
-/// The value with every object's keys sorted.
-pub(crate) fn canonical(v: &Value) -> Value {
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), canonical(&map[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        other => other.clone(),
-    }
 }
 
 #[cfg(test)]

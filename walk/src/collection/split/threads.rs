@@ -20,7 +20,7 @@ use serde::de::DeserializeSeed;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::split::{Along, Found};
+use super::{Along, Found};
 use dragnet_core::items::offset_in;
 use dragnet_core::json::Key;
 use dragnet_core::json_scan::{self, skip_ws};
@@ -261,7 +261,7 @@ pub fn split_large<'a>(text: &'a str, path: &[String], threads: usize) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::split::split_keeping_fields_on;
+    use crate::collection::split_keeping_fields_on;
 
     fn page(n: usize, pretty: bool) -> String {
         let items: Vec<String> = (0..n)

@@ -3,13 +3,14 @@
 //! values and the other top-level fields kept raw, in a single read of the
 //! text. Nothing else is parsed.
 
+mod threads;
+
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::collection::{declared_total, next_hint, Page};
-use crate::split_threads;
 use dragnet_core::json::{self, Key, RawObject};
 
 /// Splits page text along `path` in one pass: the collection's items are
@@ -26,7 +27,7 @@ pub fn split_text<'a>(
 /// As `split_text`, also returning the other top-level fields and the
 /// position of the collection among them (for page one's envelope). A page
 /// of a megabyte or more has its items read on several threads
-/// (`split_threads`), with the same result.
+/// (`threads`), with the same result.
 pub fn split_keeping_fields<'a>(
     text: &'a str,
     path: &[String],
@@ -50,7 +51,7 @@ pub fn split_keeping_fields_on<'a>(
     parallel_from: usize,
 ) -> Result<Option<SplitPage<'a>>, serde_json::Error> {
     let fast = (threads > 1 && text.len() >= parallel_from)
-        .then(|| split_threads::split_large(text, path, threads))
+        .then(|| threads::split_large(text, path, threads))
         .flatten();
     let (items, fields, position) = match fast {
         Some(found) => found,
