@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use dragnet_core::Document;
 use dragnet_engine::refs::{RefExpr, Scope};
 use dragnet_engine::workflow::model::StepId;
-use dragnet_core::Document;
 use libfuzzer_sys::fuzz_target;
 use serde_json::value::RawValue;
 use serde_json::Value;
