@@ -8,8 +8,8 @@
 //! through dragnet-core's `ConnectionStore` port (a store implements it).
 //! Nothing here logs a credential; they travel as `Secret`.
 
-use dragnet_core::ConnectionOwner;
 use dragnet_core::secret::Secret;
+use dragnet_core::ConnectionOwner;
 use dragnet_http::SealError;
 
 use crate::token::Claims;

@@ -9,8 +9,8 @@
 //! without walking again.
 
 use chrono::{DateTime, Utc};
-use dragnet_core::{ResultId, ResultScope, ResultStore};
 use dragnet_core::Payload;
+use dragnet_core::{ResultId, ResultScope, ResultStore};
 use dragnet_walk::LoopResult;
 use serde_json::{json, Value};
 

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use dragnet_core::{ResultId, ResultScope, ResultStore, StoreFuture};
 use dragnet_core::items::Items;
 use dragnet_core::{json, Payload};
+use dragnet_core::{ResultId, ResultScope, ResultStore, StoreFuture};
 use serde_json::json;
 
 use crate::results::{Lookup, StoredResult};

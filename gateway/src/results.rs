@@ -7,8 +7,8 @@
 //! own scope can be `Expired`.
 
 use chrono::{DateTime, Duration, Utc};
-use dragnet_core::{ResultId, ResultScope, ResultStore};
 use dragnet_core::Payload;
+use dragnet_core::{ResultId, ResultScope, ResultStore};
 
 use crate::error::Error;
 

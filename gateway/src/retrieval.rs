@@ -12,9 +12,9 @@
 //! 20,000 when absent), for a result without items or to read it as it was.
 
 use chrono::{DateTime, Utc};
-use dragnet_core::{ResultScope, ResultStore};
 use dragnet_core::json;
 use dragnet_core::Payload;
+use dragnet_core::{ResultScope, ResultStore};
 use dragnet_walk::filter::Filter;
 use dragnet_walk::options::parse_fields;
 use dragnet_walk::shape::shape;

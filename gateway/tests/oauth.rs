@@ -9,12 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use dragnet_core::clock::Clock;
 use dragnet_gateway::oauth::keys::REFETCH_AFTER;
 use dragnet_gateway::oauth::peer::{keys, signed, token_header, Issuer, SCOPE};
 use dragnet_gateway::oauth::{
     ClaimNames, IssuerConfig, OAuthError, ResourceServerConfig, Verifier,
 };
-use dragnet_core::clock::Clock;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 

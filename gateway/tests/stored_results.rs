@@ -4,13 +4,13 @@
 
 use anyhow::{ensure, Context, Result};
 use chrono::{DateTime, Duration, Utc};
+use dragnet_core::items::Items;
+use dragnet_core::Payload;
 use dragnet_core::ResultScope;
 use dragnet_gateway::guard::SizeBudget;
 use dragnet_gateway::results::keep;
 use dragnet_gateway::retrieval::{fetch, query};
 use dragnet_gateway::{StoredResult, RESULT_TTL};
-use dragnet_core::items::Items;
-use dragnet_core::Payload;
 use dragnet_store::{on_both_backends, Db, EXPIRED_KEPT};
 use serde_json::{json, Value};
 

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use dragnet_core::ports::cache::CacheMode;
 use dragnet_core::clock::Clock;
-use dragnet_http::{HostPolicy, Sealer};
+use dragnet_core::ports::cache::CacheMode;
 use dragnet_core::Limits;
+use dragnet_http::{HostPolicy, Sealer};
 use dragnet_store::{Db, LeaseLength};
 
 /// How this process runs workflows.

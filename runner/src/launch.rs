@@ -107,14 +107,15 @@ pub fn spawn_run(
     // A cancel asked for through another process arrives with a renewal.
     let cancel_requested = cancel.clone();
     let config = launcher.config();
-    let cache = (config.cache_mode != dragnet_core::ports::cache::CacheMode::Off).then(|| RunCache {
-        store: Arc::new(launcher.db().clone()),
-        mode: config.cache_mode,
-        // Entries are the team's own: no team reads another's.
-        org: format!("team:{team_id}"),
-        experiment: request.experiment,
-        refresh: request.refresh,
-    });
+    let cache =
+        (config.cache_mode != dragnet_core::ports::cache::CacheMode::Off).then(|| RunCache {
+            store: Arc::new(launcher.db().clone()),
+            mode: config.cache_mode,
+            // Entries are the team's own: no team reads another's.
+            org: format!("team:{team_id}"),
+            experiment: request.experiment,
+            refresh: request.refresh,
+        });
     let options = RunOptions {
         run_id: Some(run_id.to_string()),
         inputs: request.inputs,

@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use dragnet_engine::workflow::model::{CredentialsSpec, Workflow};
 use dragnet_core::secret::Secret;
+use dragnet_engine::workflow::model::{CredentialsSpec, Workflow};
 use dragnet_http::Sealer;
 use dragnet_store::{open_secret, Db};
 

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use dragnet_runner::{Launcher, RunnerConfig, TickClock};
 use dragnet_core::clock::Clock;
+use dragnet_runner::{Launcher, RunnerConfig, TickClock};
 use dragnet_store::Db;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;

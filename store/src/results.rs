@@ -6,9 +6,9 @@
 //! it, an hour after it expired.
 
 use chrono::{DateTime, Duration, Utc};
+use dragnet_core::Payload;
 use dragnet_core::{ResultId, ResultScope, ResultStore, StoreFuture};
 use dragnet_walk::cache::stored;
-use dragnet_core::Payload;
 
 use crate::codec::{self, Codec};
 use crate::db::{col, to_i64, to_u64, with_pool, Db, Stamp};

@@ -7,9 +7,9 @@
 
 use anyhow::{ensure, Context, Result};
 use chrono::{DateTime, Duration, Utc};
-use dragnet_core::{Lookup, ResultId, ResultScope, ResultStore, StoredResult};
 use dragnet_core::items::Items;
 use dragnet_core::Payload;
+use dragnet_core::{Lookup, ResultId, ResultScope, ResultStore, StoredResult};
 use dragnet_store::{on_both_backends, Db, EXPIRED_KEPT};
 use serde_json::json;
 

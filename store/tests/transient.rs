@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
 use chrono::Utc;
-use dragnet_engine::run::{RunObserver, RunRecord, RunStatus, StepRecord, StepStatus, StepType};
 use dragnet_core::clock::SystemClock;
+use dragnet_engine::run::{RunObserver, RunRecord, RunStatus, StepRecord, StepStatus, StepType};
 use dragnet_store::{on_both_backends, Db, Error, ObserverOptions, RunOwner, StoreObserver};
 use serde_json::json;
 use sqlx::postgres::PgPoolOptions;

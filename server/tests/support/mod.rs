@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use dragnet_core::clock::{Clock, SystemClock};
 use dragnet_runner::scheduler::{self, PassReport, SchedulerConfig, TickClock};
 use dragnet_runner::RunnerConfig;
 use dragnet_server::{AppState, ServerConfig};
 use dragnet_shop::ShopHandle;
-use dragnet_core::clock::{Clock, SystemClock};
 use dragnet_store::Db;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
