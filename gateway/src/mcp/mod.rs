@@ -16,7 +16,7 @@
 //! A call that carries a progress token gets `notifications/progress`:
 //! the walk's counters (at most one per 750 ms), and an upstream MCP
 //! server's own progress for it passed on, as one rising series counted
-//! in requests ([`progress`]). Every tool error is a
+//! in requests (the private `progress` module). Every tool error is a
 //! `CallToolResult` with `isError`, so the agent reads it.
 
 pub mod http;
