@@ -4,6 +4,16 @@
 //! steps in parallel. Tool steps go through `dragnet_walk::execute`, the
 //! same loop layer agents use, and return the tool's own payload with the
 //! verdict under `_loop`.
+//!
+//! Layout, file to run:
+//! - [`workflow`]: the file as written (serde types, the JSON Schema) and
+//!   its compilation into validated types, every problem located.
+//! - [`refs`]: `${{ … }}` references and their bounded evaluation.
+//! - [`plan`]: the DAG of steps from `needs`, refs and branch gates.
+//! - [`schedule`]: cron triggers in time (DST gaps and repeats, catch-up).
+//! - [`run`]: the executor: steps in parallel, tool steps through the walk,
+//!   branches, records read back through the [`run::RunLog`] port.
+//! - [`error`]: the crate's [`Error`].
 #![forbid(unsafe_code)]
 
 pub mod error;

@@ -1,10 +1,11 @@
 //! dragnet-located reads the project's hand-written files — workflows, and
 //! the agent gateway's configuration — keeping where every node sits: a
-//! positioned YAML tree (`yaml`; JSON is YAML), cursors over it that know
-//! their path (`cursor`), serde deserialisation of any subtree with errors
-//! pointing at the offending node (`de`), a context collecting every
-//! problem at once (`context`), the located, sorted diagnostics a failed
-//! load returns (`diagnostic`), and the frame a file is read in (`load`).
+//! positioned YAML tree ([`yaml`]; JSON is YAML), cursors over it that know
+//! their path ([`cursor`]), serde deserialisation of any subtree with errors
+//! pointing at the offending node ([`de`]), a context collecting every
+//! problem at once ([`context`]), the located, sorted diagnostics a failed
+//! load returns ([`diagnostic`]), the frame a file is read in ([`load`]),
+//! and the rules for names ([`names`]).
 #![forbid(unsafe_code)]
 
 pub mod context;
