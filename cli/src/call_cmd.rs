@@ -138,7 +138,7 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
 
     let credentials = match &a.credentials {
         Some(spec) => Credentials::from_spec(spec, &|var| std::env::var(var).ok())
-            .map_err(|message| CliError::argument_error("--credentials", message))?,
+            .map_err(|error| CliError::argument_error("--credentials", error.to_string()))?,
         None => Credentials::None,
     };
     let mut upstream = HttpUpstream::new(&a.base_url, credentials)?;

@@ -16,16 +16,33 @@ pub enum Credentials {
     Basic { user: String, password: Secret },
 }
 
+/// Why a credential spec (`dragnet call --credentials`) gave no
+/// credentials. Names the variable, never a value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CredentialSpecError {
+    #[error("environment variable `{var}` is not set")]
+    Unset { var: String },
+    #[error(
+        "`{spec}` is not a credential spec; use bearer:VAR, header:NAME:VAR or basic:USER_VAR:PASSWORD_VAR"
+    )]
+    Malformed { spec: String },
+}
+
 impl Credentials {
     /// Reads credentials from environment variables named in config:
     /// `bearer:VAR`, `header:NAME:VAR`, `basic:USER_VAR:PASSWORD_VAR`.
     /// `lookup` is the environment (injected so callers decide where it
     /// comes from). Errors name the variable, never its value.
-    pub fn from_spec(spec: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
+    pub fn from_spec(
+        spec: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, CredentialSpecError> {
         let need = |var: &str| {
             lookup(var)
                 .filter(|v| !v.is_empty())
-                .ok_or_else(|| format!("environment variable `{var}` is not set"))
+                .ok_or_else(|| CredentialSpecError::Unset {
+                    var: var.to_string(),
+                })
         };
         let parts: Vec<&str> = spec.split(':').collect();
         match parts.as_slice() {
@@ -38,9 +55,9 @@ impl Credentials {
                 user: need(user_var)?,
                 password: Secret::new(need(pass_var)?),
             }),
-            _ => Err(format!(
-                "`{spec}` is not a credential spec; use bearer:VAR, header:NAME:VAR or basic:USER_VAR:PASSWORD_VAR"
-            )),
+            _ => Err(CredentialSpecError::Malformed {
+                spec: spec.to_string(),
+            }),
         }
     }
 }
@@ -64,7 +81,16 @@ mod tests {
             Credentials::Bearer(Secret::new("abc"))
         );
         let err = Credentials::from_spec("bearer:MISSING", &env).unwrap_err();
-        assert!(err.contains("MISSING"));
-        assert!(Credentials::from_spec("token", &env).is_err());
+        assert_eq!(
+            err,
+            CredentialSpecError::Unset {
+                var: "MISSING".into()
+            }
+        );
+        assert_eq!(err.to_string(), "environment variable `MISSING` is not set");
+        assert!(matches!(
+            Credentials::from_spec("token", &env),
+            Err(CredentialSpecError::Malformed { .. })
+        ));
     }
 }

@@ -35,7 +35,7 @@ use serde_json::{Map, Value};
 use dragnet_core::{Tool, UpstreamError};
 
 pub use client::{canonical_base, HttpUpstream, MAX_REDIRECTS};
-pub use credentials::Credentials;
+pub use credentials::{CredentialSpecError, Credentials};
 pub use hosts::{HostPolicy, HostRefused};
 pub use link::LinkRefused;
 pub use pacing::{Pacing, RateLimit};
