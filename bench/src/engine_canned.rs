@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, ensure, Context, Result};
 use dragnet_core::json::RawItem;
 use dragnet_core::{Payload, Verdict};
-use dragnet_engine::run::{self, CallFuture, Quiet, RunOptions, StepStatus, ToolRunner};
+use dragnet_engine::run::{
+    self, CallFuture, CallTarget, Quiet, RunOptions, StepStatus, ToolRunner,
+};
 use dragnet_engine::workflow;
 use dragnet_http::{Credentials, HttpUpstream};
 use dragnet_walk::{execute, LoopResult, Runtime, ToolCall};
@@ -48,7 +50,7 @@ impl ToolRunner for Canned {
     fn call<'a>(
         &'a self,
         call: ToolCall<'a>,
-        _upstream: &'a HttpUpstream,
+        _upstream: CallTarget<'a>,
         _runtime: &'a Runtime<'a>,
     ) -> CallFuture<'a> {
         let answer = call

@@ -83,6 +83,7 @@ fn runner_config(config: &Config, workflows_dir: Option<PathBuf>) -> RunnerConfi
         secrets: secrets_sealer(config),
         lease: config.server.lease,
         upstream_hosts: config.server.upstream_hosts.clone(),
+        mcp_servers: config.server.mcp_servers.clone(),
         ..RunnerConfig::default()
     }
 }

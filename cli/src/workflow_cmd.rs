@@ -104,6 +104,9 @@ pub async fn run_file(config: &Config, args: RunArgs, out: &mut Out) -> Result<u
         base_urls,
         cache: services.run_cache(args.experiment, args.refresh),
         clock: services.clock.clone(),
+        // `mcp: {server: NAME}` resolves as on a server; a local run also
+        // starts the `mcp.command` its file names.
+        mcp_servers: config.server.mcp_servers.clone(),
         ..RunOptions::default()
     };
     let record = run_with_display(wf, options, &services).await;

@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use dragnet_core::Limits;
 use dragnet_engine::run::{
-    self, CallFuture, LoopLayer, Quiet, RunOptions, RunRecord, RunStatus, StepStatus, ToolRunner,
+    self, CallFuture, CallTarget, LoopLayer, Quiet, RunOptions, RunRecord, RunStatus, StepStatus,
+    ToolRunner,
 };
 use dragnet_engine::workflow;
-use dragnet_http::HttpUpstream;
 use dragnet_shop::ShopHandle;
 use dragnet_walk::{Runtime, ToolCall};
 use serde_json::json;
@@ -120,7 +120,7 @@ impl ToolRunner for PanicsOnOrder13 {
     fn call<'a>(
         &'a self,
         call: ToolCall<'a>,
-        upstream: &'a HttpUpstream,
+        upstream: CallTarget<'a>,
         runtime: &'a Runtime<'a>,
     ) -> CallFuture<'a> {
         Box::pin(async move {

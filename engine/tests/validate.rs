@@ -68,12 +68,14 @@ fn full_fixture_compiles_into_the_model() {
     assert!(!wf.inputs[0].required);
     assert!(wf.inputs[6].required);
     assert_eq!(wf.providers.len(), 2);
-    let shop = &wf.providers["shop"];
-    assert_eq!(shop.headers[0], ("X-Trace".to_string(), "demo".to_string()));
+    let shop = wf.providers["shop"].openapi().unwrap();
+    assert!(shop
+        .headers
+        .contains(&("X-Trace".to_string(), "demo".to_string())));
     // One document, imported once, shared by both providers.
     assert!(std::sync::Arc::ptr_eq(
         &shop.toolkit,
-        &wf.providers["backup"].toolkit
+        &wf.providers["backup"].openapi().unwrap().toolkit
     ));
     assert_eq!(wf.triggers.len(), 2);
     let Trigger::Cron(first) = &wf.triggers[0];
@@ -95,7 +97,7 @@ fn full_fixture_compiles_into_the_model() {
     let StepKind::Tool(orders) = &wf.steps[1].kind else {
         panic!("open_orders is a tool step")
     };
-    assert_eq!(orders.tool.name, "listPropertyOrders");
+    assert_eq!(orders.tool.name(), "listPropertyOrders");
     assert!(orders.looping.all_pages);
     assert_eq!(orders.looping.fields.as_ref().unwrap().paths().len(), 3);
     assert_eq!(orders.looping.for_each.as_ref().unwrap().key, "property_id");

@@ -375,6 +375,25 @@ impl HostPolicy {
     }
 }
 
+impl HostPolicy {
+    /// `host`'s addresses as the system resolves them, each held to the
+    /// policy: a name with any refused address is refused as a whole
+    /// ([`HostRefused`] as the error, or its source). What every resolver
+    /// of an upstream under a policy does (this crate's HTTP client and an
+    /// MCP server's).
+    pub async fn resolve(
+        &self,
+        host: &str,
+    ) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
+        let admission = self.check_host(host)?;
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
+        for addr in &addrs {
+            self.check_addr(host, admission, addr.ip())?;
+        }
+        Ok(addrs)
+    }
+}
+
 /// A URL's host as `check_host` reads it.
 fn host_of(url: &Url) -> Option<String> {
     url.host_str().map(str::to_string)
@@ -393,12 +412,7 @@ impl Resolve for PolicyResolver {
         let policy = self.policy.clone();
         let host = name.as_str().to_string();
         let resolving: Pin<Box<dyn Future<Output = _> + Send>> = Box::pin(async move {
-            let admission = policy.check_host(&host)?;
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            for addr in &addrs {
-                policy.check_addr(&host, admission, addr.ip())?;
-            }
+            let addrs = policy.resolve(&host).await?;
             Ok(Box::new(addrs.into_iter()) as Addrs)
         });
         resolving

@@ -20,6 +20,9 @@ pub enum Error {
     Handshake(String),
     #[error("listing its tools failed: {0}")]
     List(String),
+    /// A `url` server's host is refused by the host policy.
+    #[error("{refused}")]
+    HostRefused { refused: dragnet_http::HostRefused },
     #[error("header `{name}` cannot be sent: {message}")]
     Header { name: String, message: String },
 }

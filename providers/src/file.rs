@@ -6,17 +6,67 @@
 
 use std::collections::BTreeMap;
 
+use dragnet_walk::overrides::PagingRoles;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// An upstream MCP server: a command run as a child process (stdio), or a
-/// URL (streamable HTTP) with headers.
+/// A provider of tools, written the same in workflow files and
+/// `agent.yaml`: exactly one of `openapi`, `mcp` or (in `agent.yaml`) `app`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a provider: {openapi, base_url, credentials?, headers?, paging?} or {mcp}"
+)]
+pub struct ProviderFile {
+    /// An OpenAPI 3.x or Swagger 2.0 document (JSON or YAML, path relative
+    /// to this file) whose operations are the tools.
+    #[serde(default)]
+    pub openapi: Option<String>,
+    /// An upstream MCP server whose tools are the tools.
+    #[serde(default)]
+    pub mcp: Option<McpFile>,
+    /// `agent.yaml` only: a connected-app toolkit, an OpenAPI document
+    /// whose tools the discovery rules may pool.
+    #[serde(default)]
+    pub app: Option<String>,
+    /// Where `openapi` (and `app`) requests go: `http(s)://…` (in
+    /// `agent.yaml` also `embedded`, the demo shop run in-process).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The organisation's credentials for `openapi` requests.
+    #[serde(default)]
+    pub credentials: Option<CredentialsFile>,
+    /// Headers sent with every `openapi` request (not for secrets: those
+    /// go in `credentials`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// `agent.yaml` only: a user's own credentials, presented with each
+    /// request in this header and sent upstream as a bearer token; never
+    /// stored or logged.
+    #[serde(default)]
+    pub runtime_credentials_header: Option<String>,
+    /// Paging roles named by hand, by operation (`openapi`/`app` only),
+    /// for tools whose paging parameters the detection does not know:
+    /// `{size, page}`, `{size, offset}` or `{cursor, next}`.
+    #[serde(default)]
+    pub paging: BTreeMap<String, PagingRoles>,
+}
+
+/// An upstream MCP server: exactly one of a command run as a child process
+/// (stdio), a URL (streamable HTTP) with headers, or (in a workflow) the
+/// name of a server the operator of `dragnet serve` declared.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpFile {
-    /// The program and its arguments.
+    /// The program and its arguments. Refused in a workflow pushed to
+    /// `dragnet serve`: a team may not start programs on the server.
     #[serde(default)]
     pub command: Option<Vec<String>>,
+    /// Workflows only: a server declared in the configuration's
+    /// `[server.mcp_servers.<name>]` (its command and environment are the
+    /// operator's). The way a pushed workflow reaches a local MCP server.
+    #[serde(default)]
+    pub server: Option<String>,
     #[serde(default)]
     pub url: Option<String>,
     /// Sent with every request to `url`.

@@ -6,8 +6,11 @@
 //! - [`file`](mod@file): the serde types of a provider's parts as written (`mcp`,
 //!   `credentials`), from which both JSON Schemas are generated.
 //! - [`server`]: an upstream MCP server as compiled ([`McpServer`],
-//!   [`ChildEnv`]); [`compile`] turns an `mcp:` block into one, each
-//!   problem located in the file.
+//!   [`ChildEnv`]), where a provider's comes from ([`McpSource`]: its own,
+//!   or one the operator declared, [`DeclaredServer`]).
+//! - [`compile`]: which kind a provider block is ([`compile::source`],
+//!   the same rules for both [`compile::Place`]s) and its `mcp:` block
+//!   compiled, each problem located in the file.
 //! - [`credentials`]: the [`Resolver`] that reads the secrets a provider
 //!   names, from the process environment or a team's secrets.
 //! - [`mcp_client`]: an upstream MCP server connected and supervised
@@ -32,5 +35,5 @@ pub mod upstream;
 pub use credentials::{EnvLookup, Resolver};
 pub use error::Error;
 pub use mcp_client::{McpCall, McpUpstream, UpstreamProgress, UpstreamProgressSink};
-pub use server::{ChildEnv, McpServer};
+pub use server::{ChildEnv, DeclaredServer, McpServer, McpSource};
 pub use upstream::ProviderUpstream;

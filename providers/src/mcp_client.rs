@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use dragnet_core::secret::Secret;
 use dragnet_core::{Tool, UpstreamError};
-use dragnet_http::{RawResponse, Redactor, Upstream};
+use dragnet_http::{HostPolicy, RawResponse, Redactor, Upstream};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
     NumberOrString, ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
@@ -132,12 +132,16 @@ type Running = RunningService<RoleClient, Forwarder>;
 
 impl McpUpstream {
     /// Connects to `server`, reads its whole tool list, and leaves a
-    /// supervisor on `tasks` that reconnects until `shutdown`.
+    /// supervisor on `tasks` that reconnects until `shutdown`. Under a
+    /// host policy (a server's `upstream_hosts`), a `url` server's host is
+    /// held to it, by name and by every address it resolves to, on every
+    /// connection; its redirects are not followed.
     pub async fn connect(
         provider: &str,
         server: &McpServer,
         child_env: ChildVars,
         secrets: Arc<Redactor>,
+        hosts: Option<Arc<HostPolicy>>,
         tasks: &TaskTracker,
         shutdown: CancellationToken,
     ) -> Result<Arc<McpUpstream>, Error> {
@@ -146,6 +150,7 @@ impl McpUpstream {
             provider: provider.to_string(),
             env: Arc::new(child_env),
             secrets,
+            hosts,
             tasks: tasks.clone(),
             shutdown: shutdown.clone(),
         };
@@ -426,6 +431,8 @@ struct Child {
     provider: String,
     env: Arc<ChildVars>,
     secrets: Arc<Redactor>,
+    /// Where a `url` server may be (`None`: anywhere).
+    hosts: Option<Arc<HostPolicy>>,
     tasks: TaskTracker,
     shutdown: CancellationToken,
 }
@@ -478,12 +485,50 @@ async fn open(server: &McpServer, child: &Child, routes: &Routes) -> Result<Runn
         McpServer::Url { url, headers, .. } => {
             // reqwest 0.13 (rmcp's) needs a process-wide TLS provider.
             let _ = rustls::crypto::ring::default_provider().install_default();
-            let transport = StreamableHttpClientTransport::from_config(http_config(url, headers)?);
+            let config = http_config(url, headers)?;
+            let transport = match &child.hosts {
+                None => StreamableHttpClientTransport::from_config(config),
+                Some(policy) => {
+                    policy
+                        .check_base_url(url)
+                        .map_err(|refused| Error::HostRefused { refused })?;
+                    StreamableHttpClientTransport::with_client(held_client(policy)?, config)
+                }
+            };
             handler
                 .serve(transport)
                 .await
                 .map_err(|e| Error::Handshake(e.to_string()))
         }
+    }
+}
+
+/// An HTTP client whose every connection's addresses are held to
+/// `policy`, and that follows no redirect (a redirect to an address
+/// literal would pass by the resolver).
+fn held_client(policy: &Arc<HostPolicy>) -> Result<reqwest_mcp::Client, Error> {
+    reqwest_mcp::Client::builder()
+        .dns_resolver(Arc::new(HeldResolver {
+            policy: policy.clone(),
+        }))
+        .redirect(reqwest_mcp::redirect::Policy::none())
+        .build()
+        .map_err(|e| Error::Handshake(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Resolves names as [`HostPolicy::resolve`] does.
+struct HeldResolver {
+    policy: Arc<HostPolicy>,
+}
+
+impl reqwest_mcp::dns::Resolve for HeldResolver {
+    fn resolve(&self, name: reqwest_mcp::dns::Name) -> reqwest_mcp::dns::Resolving {
+        let policy = self.policy.clone();
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let addrs = policy.resolve(&host).await?;
+            Ok(Box::new(addrs.into_iter()) as reqwest_mcp::dns::Addrs)
+        })
     }
 }
 

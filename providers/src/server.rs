@@ -30,3 +30,23 @@ pub enum ChildEnv {
     /// The value of the gateway's variable of this name, read at start.
     Var(String),
 }
+
+/// Where a provider's MCP server comes from: its own `command` or `url`,
+/// or (in a workflow) a server the operator declared, by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpSource {
+    Own(McpServer),
+    /// `mcp: {server: NAME}`: `[server.mcp_servers.NAME]` of the
+    /// configuration, resolved when a run starts.
+    Declared(String),
+}
+
+/// A server the operator declared (`[server.mcp_servers.NAME]`): its
+/// command and its child's environment, read from the operator's
+/// environment when the process started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredServer {
+    /// Always a [`McpServer::Command`].
+    pub server: McpServer,
+    pub vars: crate::mcp_client::ChildVars,
+}

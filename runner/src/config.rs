@@ -1,6 +1,7 @@
 //! How runs are run: the settings `serve` and `worker` share (the API's
 //! own, its body limit and metrics token, stay with the API).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +10,7 @@ use chrono::{DateTime, Utc};
 use dragnet_core::clock::Clock;
 use dragnet_core::ports::cache::CacheMode;
 use dragnet_core::Limits;
+use dragnet_engine::workflow::model::DeclaredServer;
 use dragnet_http::{HostPolicy, Sealer};
 use dragnet_store::{Db, LeaseLength};
 
@@ -50,6 +52,10 @@ pub struct RunnerConfig {
     /// address when a run calls it. The default refuses only link-local
     /// and cloud metadata addresses.
     pub upstream_hosts: Arc<HostPolicy>,
+    /// The MCP servers the operator declared (`[server.mcp_servers]`),
+    /// which teams' workflows name as `mcp: {server: NAME}`: the only
+    /// programs a run on this server starts.
+    pub mcp_servers: Arc<BTreeMap<String, DeclaredServer>>,
 }
 
 impl Default for RunnerConfig {
@@ -66,6 +72,7 @@ impl Default for RunnerConfig {
             lease: LeaseLength::DEFAULT,
             claim_every: Some(Duration::from_secs(1)),
             upstream_hosts: Arc::default(),
+            mcp_servers: Arc::default(),
         }
     }
 }

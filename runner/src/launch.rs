@@ -136,6 +136,9 @@ pub fn spawn_run(
             lease.clone(),
         ))),
         hosts: Some(config.upstream_hosts.clone()),
+        // Only the programs the operator declared are started.
+        mcp_servers: config.mcp_servers.clone(),
+        mcp_commands: false,
         ..RunOptions::default()
     };
     let launcher = launcher.clone();

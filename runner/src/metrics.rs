@@ -120,16 +120,27 @@ pub struct MetricsObserver {
 }
 
 impl MetricsObserver {
-    /// For a run of `wf`: each tool step's host from its provider's base URL.
+    /// For a run of `wf`: each tool step's host, from its provider's base
+    /// URL or MCP server (`mcp:<name>` for a child process).
     pub fn new(metrics: Arc<Metrics>, wf: &dragnet_engine::workflow::model::Workflow) -> Self {
-        use dragnet_engine::workflow::model::StepKind;
+        use dragnet_engine::workflow::model::{McpServer, McpSource, ProviderKind, StepKind};
         let hosts = wf
             .steps
             .iter()
             .filter_map(|s| match &s.kind {
                 StepKind::Tool(t) => {
                     let provider = wf.providers.get(&t.provider)?;
-                    Some((s.id.as_str().to_string(), host_of(&provider.base_url)))
+                    let host = match &provider.kind {
+                        ProviderKind::OpenApi(p) => host_of(&p.base_url),
+                        ProviderKind::Mcp(McpSource::Own(McpServer::Url { url, .. })) => {
+                            host_of(url)
+                        }
+                        ProviderKind::Mcp(McpSource::Own(McpServer::Command { .. })) => {
+                            format!("mcp:{}", provider.name)
+                        }
+                        ProviderKind::Mcp(McpSource::Declared(name)) => format!("mcp:{name}"),
+                    };
+                    Some((s.id.as_str().to_string(), host))
                 }
                 StepKind::Branch(_) => None,
             })

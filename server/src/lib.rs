@@ -14,7 +14,7 @@
 //! - `state`: [`AppState`] and [`ServerConfig`] (the runner's settings,
 //!   the body limit, the metrics token).
 //! - [`auth`]: bearer tokens → the calling team.
-//! - `upload`, `upstream_hosts`, [`secrets`]: what a push is checked
+//! - `upload`, `provider_rules`, [`secrets`]: what a push is checked
 //!   against (documents, where providers may point, the team's secrets).
 //! - `launch`: the API's side of starting, rerunning and cancelling runs.
 //! - `workflows`, `runs`, `events`, `schedules`, `metrics`: the handlers.
@@ -30,6 +30,7 @@ mod events;
 mod extract;
 mod launch;
 mod metrics;
+mod provider_rules;
 mod routes;
 mod runs;
 mod schedules;
@@ -38,7 +39,6 @@ mod serve;
 mod state;
 pub mod ui;
 mod upload;
-mod upstream_hosts;
 mod workflows;
 
 pub use auth::{create_token, new_team_id, token_hash, NewToken, TOKEN_PREFIX};

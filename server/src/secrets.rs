@@ -36,7 +36,7 @@ use crate::state::AppState;
 pub const MAX_NAME_LEN: usize = 128;
 /// The largest secret value, in bytes.
 pub const MAX_VALUE_BYTES: usize = 64 * 1024;
-pub use dragnet_runner::secrets::{named_secrets, KEY_VAR};
+pub use dragnet_runner::secrets::{named_secrets, NamedSecret, KEY_VAR};
 
 /// Why a secret could not be set, read or deleted.
 #[derive(Debug, thiserror::Error)]
@@ -148,7 +148,7 @@ pub async fn check_push(
     };
     let missing: BTreeSet<&str> = named
         .iter()
-        .map(|(_, _, n)| n.as_str())
+        .map(|n| n.name.as_str())
         .filter(|n| !set.contains(*n))
         .collect();
     if missing.is_empty() {
@@ -171,7 +171,7 @@ pub async fn check_push(
 fn locate_missing(
     file_name: &str,
     source: &str,
-    named: &[(String, &'static str, String)],
+    named: &[NamedSecret],
     missing: &BTreeSet<&str>,
     message: impl Fn(&str) -> String,
 ) -> Diagnostics {
@@ -182,15 +182,15 @@ fn locate_missing(
     let found = load(FsPath::new(file_name), source, kind, |cx, root| {
         let root = Cursor::root(root);
         let mut located = BTreeSet::new();
-        for (provider, key, name) in named {
+        for NamedSecret { provider, at, name } in named {
             if !missing.contains(name.as_str()) {
                 continue;
             }
-            let at = root
-                .key("providers")
-                .and_then(|p| p.key(provider))
-                .and_then(|p| p.key("credentials"))
-                .and_then(|c| c.key(key));
+            let mut place = root.key("providers").and_then(|p| p.key(provider));
+            for key in at {
+                place = place.and_then(|c| c.key(key));
+            }
+            let at = place;
             match at {
                 Some(at) => cx.error(&at, message(name)),
                 None if located.contains(name) => {}

@@ -77,10 +77,17 @@ pub async fn validate(
 ) -> ApiResult<Response> {
     let up = read_upload(&state, &headers, param.file, request, "workflow.yaml").await?;
     let compiled = compile(&state, &up.file_name, up.source.clone(), up.documents).await?;
-    // Held to the server's upstream hosts as a push is.
+    // Held to the server's provider rules as a push is.
     let compiled = compiled.and_then(|wf| {
-        let policy = &state.config().runner.upstream_hosts;
-        crate::upstream_hosts::check(policy, &up.file_name, &up.source, &wf).map(|()| wf)
+        let runner = &state.config().runner;
+        crate::provider_rules::check(
+            &runner.upstream_hosts,
+            &runner.mcp_servers,
+            &up.file_name,
+            &up.source,
+            &wf,
+        )
+        .map(|()| wf)
     });
     let answer = match compiled {
         Ok(wf) => Validation {
@@ -197,8 +204,9 @@ pub(crate) async fn push(
             ),
         });
     }
-    crate::upstream_hosts::check(
+    crate::provider_rules::check(
         &state.config().runner.upstream_hosts,
+        &state.config().runner.mcp_servers,
         &up.file_name,
         &up.source,
         &wf,

@@ -3,7 +3,8 @@ SDK's low-level server so its tool list can come in pages: two tools per
 `tools/list` page, with `nextCursor`, the tool the tests bind most on the
 last page. `list_tickets` pages by `page` and `per_page` (at most 50 a
 page; 230 tickets) and reports progress for each page; `ticket_note`
-answers prose; `crash` exits the process (to see it restarted). Every call's arguments are appended to RECORD, one JSON line
+answers prose; `close_ticket` always answers a tool error; `crash` exits
+the process (to see it restarted). Every call's arguments are appended to RECORD, one JSON line
 each (with the `X-Upstream-Key` header over HTTP), so a test can see
 exactly what reached the upstream.
 
@@ -35,6 +36,11 @@ TOOLS = [
     types.Tool(name="filler_c", description="Does nothing.", input_schema={"type": "object", "properties": {}}),
     types.Tool(name="crash", description="Exits the server at once.", input_schema={"type": "object", "properties": {}}),
     types.Tool(
+        name="close_ticket",
+        description="Closes a ticket; always refuses (a tool error).",
+        input_schema={"type": "object", "properties": {"id": {"type": "integer"}}},
+    ),
+    types.Tool(
         name="list_tickets",
         description="Lists support tickets, a page at a time.",
         input_schema={
@@ -54,7 +60,16 @@ def record(ctx, name, arguments):
     headers = getattr(request, "headers", None)
     key = headers.get("x-upstream-key") if headers is not None else None
     with open(RECORD, "a", encoding="utf-8") as f:
-        f.write(json.dumps({"tool": name, "arguments": arguments, "key": key}) + "\n")
+        f.write(json.dumps({
+            "tool": name,
+            "arguments": arguments,
+            "key": key,
+            # What the child was given: its provider's variable, and (to
+            # see that nothing else of its starter's environment reached
+            # it) a test secret the starter holds.
+            "mode": os.environ.get("TICKETS_MODE"),
+            "leak": os.environ.get("DRAGNET_TEST_SECRET"),
+        }) + "\n")
 
 
 async def list_tools(ctx, params):
@@ -81,6 +96,11 @@ async def call_tool(ctx, params):
         return text(json.dumps({"tickets": chunk, "total": len(rows)}))
     if params.name == "crash":
         os._exit(3)
+    if params.name == "close_ticket":
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=f"ticket {args.get('id')} cannot be closed: it has open tasks")],
+            is_error=True,
+        )
     if params.name == "ticket_note":
         return text(f"Ticket {args.get('id')} was opened by a customer and is being looked at.")
     return text("{}")

@@ -7,8 +7,6 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use chrono::Utc;
-use dragnet_core::secret::Secret;
-use dragnet_http::HttpUpstream;
 use tokio::sync::Semaphore;
 use tokio::task::{self, JoinSet};
 use tokio::time::Instant;
@@ -16,14 +14,14 @@ use tokio::time::Instant;
 use super::branch::Decision;
 use super::inputs::resolve_inputs;
 use super::record::{RunRecord, RunStatus, StepRecord, StepStatus};
-use super::step_error::ProviderError;
 use super::step_task::{abnormal_end, kind_name, run_step, Finished, Shared};
 use super::tool_step::CallContext;
+use super::upstreams::Upstreams;
 use super::{RunObserver, RunOptions};
 use crate::error::Error;
 use crate::plan::{Edge, Plan};
 use crate::refs::Scope;
-use crate::workflow::model::{Provider, StepId, StepKind, Workflow};
+use crate::workflow::model::{StepId, StepKind, Workflow};
 
 /// Runs `workflow` to the end (or until cancelled) and returns its record.
 pub async fn run(
@@ -48,11 +46,7 @@ pub async fn run(
                 .join(", "),
         });
     }
-    let upstreams = workflow
-        .providers
-        .iter()
-        .map(|(name, p)| (name.clone(), upstream(p, &options)))
-        .collect();
+    let upstreams = Upstreams::open(&workflow, &options).await;
     let clock = options.clock.clone();
     let started = clock.instant();
     let mut record = RunRecord {
@@ -230,6 +224,7 @@ pub async fn run(
         step.status = StepStatus::Failed;
         step.reason = Some("the step did not finish (its task ended abnormally)".into());
     }
+    shared.upstreams.close().await;
     record.finished_at = Some(clock.now());
     record.duration_ms = clock
         .instant()
@@ -339,32 +334,6 @@ fn settle_before_start(
         ));
     }
     None
-}
-
-/// The provider's client with its credentials read now; an error (a missing
-/// variable) fails only the steps that use the provider.
-fn upstream(p: &Provider, options: &RunOptions) -> Result<HttpUpstream, ProviderError> {
-    let credentials = options
-        .resolver()
-        .credentials(&p.name, p.credentials.as_file().as_ref())
-        .map_err(|e| ProviderError::of(&p.name, e))?;
-    let base = options.base_urls.get(&p.name).unwrap_or(&p.base_url);
-    let mut up = HttpUpstream::new(base, credentials).map_err(|error| ProviderError::Client {
-        provider: p.name.clone(),
-        error,
-    })?;
-    for (name, value) in &p.headers {
-        up = up.with_header(name, Secret::new(value.clone()));
-    }
-    if let Some(policy) = &options.hosts {
-        up = up
-            .with_hosts(policy.clone())
-            .map_err(|error| ProviderError::Client {
-                provider: p.name.clone(),
-                error,
-            })?;
-    }
-    Ok(up)
 }
 
 /// A unique, time-ordered run id.

@@ -14,8 +14,9 @@ mod step_task;
 mod template;
 mod tool_step;
 pub mod trigger;
+mod upstreams;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use dragnet_core::clock::{Clock, SystemClock};
@@ -24,6 +25,7 @@ use dragnet_core::ports::journal::PageJournal;
 use dragnet_core::progress::ProgressEvent;
 use dragnet_core::secret::Secret;
 use dragnet_core::Limits;
+use dragnet_providers::DeclaredServer;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -31,7 +33,7 @@ pub use executor::{new_run_id, run};
 pub use inputs::{parse_input_pairs, resolve_inputs};
 pub use log::{LogFuture, RunLog, RunLogError, RunSummary};
 pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict};
-pub use runner::{CallFuture, LoopLayer, ToolRunner};
+pub use runner::{CallFuture, CallTarget, LoopLayer, ToolRunner};
 pub use step_error::{InputError, ProviderError, StepError};
 pub use trigger::{RunTrigger, TriggerKind};
 
@@ -78,9 +80,16 @@ pub struct RunOptions {
     /// its id, so another attempt at the run reads them back (a server's
     /// runs, which can be taken over); none keeps nothing.
     pub journal: Option<Arc<dyn PageJournal>>,
-    /// Where providers may point (a server's `upstream_hosts`); `None`
-    /// anywhere.
+    /// Where providers may point (a server's `upstream_hosts`), MCP
+    /// servers at a `url` included; `None` anywhere.
     pub hosts: Option<Arc<dragnet_http::HostPolicy>>,
+    /// The MCP servers the operator declared (`[server.mcp_servers]`), by
+    /// name, for providers written `mcp: {server: NAME}`.
+    pub mcp_servers: Arc<BTreeMap<String, DeclaredServer>>,
+    /// Whether a provider's `mcp.command` may be started: a local run
+    /// starts what its file says; a server's run never does (a team may
+    /// not start programs on the server).
+    pub mcp_commands: bool,
 }
 
 /// `$.trigger` of a run nobody scheduled (`kind`: `manual` from the CLI,
@@ -141,6 +150,8 @@ impl Default for RunOptions {
             reuse: HashMap::new(),
             journal: None,
             hosts: None,
+            mcp_servers: Arc::default(),
+            mcp_commands: true,
         }
     }
 }

@@ -6,19 +6,32 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use dragnet_http::redact::Redacting;
 use dragnet_http::HttpUpstream;
+use dragnet_providers::McpCall;
 use dragnet_walk::{LoopResult, Runtime, ToolCall};
 
 /// What a `ToolRunner` returns: the call's future.
 pub type CallFuture<'a> =
     Pin<Box<dyn Future<Output = Result<LoopResult, dragnet_core::Error>> + Send + 'a>>;
 
+/// Where one call of a step goes: the same two kinds of upstream an
+/// agent's call reaches.
+#[derive(Clone, Copy)]
+pub enum CallTarget<'a> {
+    /// An OpenAPI provider's HTTP client.
+    Http(&'a HttpUpstream),
+    /// An upstream MCP server, its answers scrubbed of the secrets read
+    /// for it.
+    Mcp(&'a Redacting<'a, McpCall<'a>>),
+}
+
 /// Makes one tool call of a step.
 pub trait ToolRunner: Send + Sync {
     fn call<'a>(
         &'a self,
         call: ToolCall<'a>,
-        upstream: &'a HttpUpstream,
+        upstream: CallTarget<'a>,
         runtime: &'a Runtime<'a>,
     ) -> CallFuture<'a>;
 }
@@ -30,9 +43,12 @@ impl ToolRunner for LoopLayer {
     fn call<'a>(
         &'a self,
         call: ToolCall<'a>,
-        upstream: &'a HttpUpstream,
+        upstream: CallTarget<'a>,
         runtime: &'a Runtime<'a>,
     ) -> CallFuture<'a> {
-        Box::pin(dragnet_walk::execute(call, upstream, runtime))
+        match upstream {
+            CallTarget::Http(http) => Box::pin(dragnet_walk::execute(call, http, runtime)),
+            CallTarget::Mcp(mcp) => Box::pin(dragnet_walk::execute(call, mcp, runtime)),
+        }
     }
 }

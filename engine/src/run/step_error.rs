@@ -73,6 +73,30 @@ pub enum ProviderError {
     },
     #[error("unknown provider `{provider}`")]
     Unknown { provider: String },
+    /// A server's run: the workflow names a program to start
+    /// (`mcp.command`), which a server never does for a team.
+    #[error(
+        "provider `{provider}`: this server does not start programs a workflow names \
+         (`mcp.command`); use `mcp: {{server: NAME}}` (a server its operator declared) or `mcp: {{url: …}}`"
+    )]
+    CommandRefused { provider: String },
+    /// `mcp: {server: NAME}` names no declared server.
+    #[error(
+        "provider `{provider}`: no MCP server `{server}` is declared (`[server.mcp_servers.{server}]` \
+         in the configuration); declared: {declared}"
+    )]
+    Undeclared {
+        provider: String,
+        server: String,
+        declared: String,
+    },
+    /// The upstream MCP server has no tool of the step's name.
+    #[error("provider `{provider}` (an upstream MCP server) has no tool `{tool}`; its tools are: {tools}")]
+    UnknownTool {
+        provider: String,
+        tool: String,
+        tools: String,
+    },
     /// Its upstream MCP server could not be started, reached or listed.
     #[error("provider `{provider}` (an upstream MCP server): {error}")]
     Mcp {

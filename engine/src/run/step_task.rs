@@ -5,12 +5,13 @@
 
 use dragnet_core::{Document, Payload};
 use std::any::Any;
-use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use chrono::Utc;
-use dragnet_http::HttpUpstream;
+use dragnet_core::progress::NoProgress;
+use dragnet_http::redact::Redacting;
+use dragnet_providers::McpCall;
 use futures::FutureExt;
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -18,10 +19,12 @@ use tokio::task;
 
 use super::branch::{decide, Decision};
 use super::record::{StepRecord, StepStatus, StepType, StepVerdict};
+use super::runner::CallTarget;
 use super::step_error::{ProviderError, StepError};
 use super::tool_step::{self, CallContext};
+use super::upstreams::{StepUpstream, Upstreams};
 use crate::refs::Scope;
-use crate::workflow::model::{Step, StepKind, ToolStep, Workflow};
+use crate::workflow::model::{Step, StepKind, StepTool, ToolStep, Workflow};
 
 /// What a finished step task reports back.
 pub(super) struct Finished {
@@ -33,7 +36,7 @@ pub(super) struct Finished {
 /// Everything step tasks share.
 pub(super) struct Shared {
     pub(super) workflow: Arc<Workflow>,
-    pub(super) upstreams: HashMap<String, Result<HttpUpstream, ProviderError>>,
+    pub(super) upstreams: Upstreams,
     pub(super) calls: CallContext,
     pub(super) semaphore: Semaphore,
 }
@@ -145,13 +148,39 @@ async fn run_tool(
     record: &mut StepRecord,
 ) {
     let upstream = match shared.upstreams.get(&t.provider) {
-        Some(Ok(u)) => u,
-        Some(Err(e)) => return fail(record, &StepError::Provider(e.clone())),
-        None => {
-            let unknown = ProviderError::Unknown {
+        Ok(u) => u,
+        Err(e) => return fail(record, &e.into()),
+    };
+    let tool = match (&t.tool, upstream) {
+        (StepTool::OpenApi(tool), _) => tool.clone(),
+        (StepTool::Mcp(name), StepUpstream::Mcp(mcp)) => match mcp.tool(&t.provider, name) {
+            Ok(tool) => tool,
+            Err(e) => return fail(record, &e.into()),
+        },
+        (StepTool::Mcp(name), StepUpstream::Http(_)) => {
+            let unknown = ProviderError::UnknownTool {
                 provider: t.provider.clone(),
+                tool: name.clone(),
+                tools: "(an OpenAPI provider)".into(),
             };
             return fail(record, &unknown.into());
+        }
+    };
+    // An MCP server's call: its answers scrubbed of the secrets read for it.
+    let (mcp_call, redacting);
+    let target = match upstream {
+        StepUpstream::Http(http) => CallTarget::Http(http),
+        StepUpstream::Mcp(mcp) => {
+            mcp_call = McpCall {
+                upstream: &mcp.upstream,
+                progress: &NoProgress,
+                redactor: &mcp.secrets,
+            };
+            redacting = Redacting {
+                inner: &mcp_call,
+                redactor: &mcp.secrets,
+            };
+            CallTarget::Mcp(&redacting)
         }
     };
     let refresh = shared.calls.cache.as_ref().is_some_and(|c| c.refresh);
@@ -172,7 +201,7 @@ async fn run_tool(
         let Some(arguments) = arguments else {
             return;
         };
-        let call = tool_step::call(t, step.id.as_str(), arguments, upstream, &shared.calls);
+        let call = tool_step::call(t, &tool, step.id.as_str(), arguments, target, &shared.calls);
         let outcome = match step.timeout {
             Some(after) => tokio::time::timeout(after, call)
                 .await

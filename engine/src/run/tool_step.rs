@@ -8,8 +8,7 @@ use std::sync::Arc;
 use dragnet_core::clock::Clock;
 use dragnet_core::ports::journal::PageJournal;
 use dragnet_core::progress::{ProgressEvent, ProgressSink};
-use dragnet_core::{Limits, StopReason};
-use dragnet_http::HttpUpstream;
+use dragnet_core::{Limits, StopReason, Tool};
 use dragnet_walk::cache::{CachePolicy, CacheScope};
 use dragnet_walk::filter::{Clause, Filter};
 use dragnet_walk::journal::Journal;
@@ -18,6 +17,7 @@ use dragnet_walk::{LoopResult, Runtime, ToolCall};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::runner::CallTarget;
 use super::step_error::{InputError, StepError};
 use super::template::resolve;
 use super::{RunCache, RunObserver, ToolRunner};
@@ -106,19 +106,20 @@ impl CallContext {
                 org: run.org.clone(),
             },
             ttl: opt_in.ttl,
-            tool_id: format!("{}.{}", step.provider, step.tool.name),
+            tool_id: format!("{}.{}", step.provider, step.tool.name()),
             read: !run.experiment,
             clock: self.clock.clone(),
         })
     }
 }
 
-/// Runs the call once.
+/// Runs the call of `tool` (the step's, resolved) once.
 pub async fn call(
     step: &ToolStep,
+    tool: &Tool,
     step_id: &str,
     (arguments, options): (serde_json::Map<String, Value>, LoopOptions),
-    upstream: &HttpUpstream,
+    upstream: CallTarget<'_>,
     ctx: &CallContext,
 ) -> Result<LoopResult, StepError> {
     let sink = StepProgress {
@@ -135,7 +136,7 @@ pub async fn call(
         }),
     };
     let call = ToolCall {
-        tool: &step.tool,
+        tool,
         arguments,
         options,
         limits: ctx.limits.clone(),

@@ -27,8 +27,9 @@ pub struct WorkflowFile {
     /// Values a run takes, by name; read with `{ref: "$.inputs.<name>"}`.
     #[serde(default)]
     pub inputs: BTreeMap<String, InputFile>,
-    /// Sources of tools, by name (`^[A-Za-z_][A-Za-z0-9_-]*$`); a step's
-    /// `tool` is `<provider>.<operationId>`.
+    /// Sources of tools, by name (`^[A-Za-z_][A-Za-z0-9_-]*$`): OpenAPI
+    /// documents or MCP servers; a step's `tool` is
+    /// `<provider>.<operationId>` or `<provider>.<MCP tool name>`.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderFile>,
     /// When the workflow runs by itself; manual and API runs need none.
@@ -85,36 +86,8 @@ pub enum InputTypeFile {
     Object,
 }
 
-/// An OpenAPI provider: the document its tools come from and where to
-/// call them.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a provider: {openapi, base_url, credentials?, headers?, paging?}"
-)]
-pub struct ProviderFile {
-    /// Path of the OpenAPI 3.x or Swagger 2.0 document (JSON or YAML),
-    /// relative to the workflow file.
-    pub openapi: String,
-    /// Where requests go; starts with http:// or https://.
-    #[schemars(regex(pattern = r"^https?://"))]
-    pub base_url: String,
-    /// Organisation credentials, read from environment variables when a
-    /// run starts.
-    #[serde(default)]
-    pub credentials: Option<CredentialsFile>,
-    /// Headers sent with every request.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// Paging roles named by hand, by operation, for tools whose paging
-    /// parameters the detection does not know: `{size, page}`,
-    /// `{size, offset}` or `{cursor, next}`.
-    #[serde(default)]
-    pub paging: BTreeMap<String, dragnet_walk::overrides::PagingRoles>,
-}
-
-/// Credentials by environment variable name, spelled as in `agent.yaml`.
-pub use dragnet_providers::file::CredentialsFile;
+/// A provider, written as in `agent.yaml` (one format, one schema type).
+pub use dragnet_providers::file::{CredentialsFile, McpFile, ProviderFile};
 
 /// A cron trigger.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -105,52 +105,44 @@ pub struct InputDef {
     pub description: Option<String>,
 }
 
-/// Credentials by environment variable name; read when a run starts.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CredentialsSpec {
-    None,
-    Bearer {
-        env: String,
-    },
-    Header {
-        name: String,
-        env: String,
-    },
-    Basic {
-        username_env: String,
-        password_env: String,
-    },
-}
-
-impl CredentialsSpec {
-    /// The credentials as written, for the one resolver that reads them
-    /// (`dragnet_providers::Resolver`).
-    pub fn as_file(&self) -> Option<dragnet_providers::file::CredentialsFile> {
-        use dragnet_providers::file::CredentialsFile;
-        match self.clone() {
-            CredentialsSpec::None => None,
-            CredentialsSpec::Bearer { env } => Some(CredentialsFile::Bearer { env }),
-            CredentialsSpec::Header { name, env } => Some(CredentialsFile::Header { name, env }),
-            CredentialsSpec::Basic {
-                username_env,
-                password_env,
-            } => Some(CredentialsFile::Basic {
-                username_env,
-                password_env,
-            }),
-        }
-    }
-}
-
-/// A provider of tools: an imported OpenAPI document and where to call it.
+/// A provider of tools: an OpenAPI document and where to call it, or an
+/// upstream MCP server.
 #[derive(Debug, Clone)]
 pub struct Provider {
     pub name: String,
+    pub kind: ProviderKind,
+}
+
+/// Closed set of provider kinds.
+#[derive(Debug, Clone)]
+pub enum ProviderKind {
+    OpenApi(OpenApiProvider),
+    /// Its tools are known once it is connected, when a run starts.
+    Mcp(McpSource),
+}
+
+/// An imported OpenAPI document and where its requests go.
+#[derive(Debug, Clone)]
+pub struct OpenApiProvider {
     pub toolkit: Arc<Toolkit>,
     pub base_url: String,
-    pub credentials: CredentialsSpec,
+    /// By variable name (or team secret name); read when a run starts.
+    pub credentials: Option<CredentialsFile>,
     /// Sent with every request.
     pub headers: Vec<(String, String)>,
+}
+
+pub use dragnet_providers::file::CredentialsFile;
+pub use dragnet_providers::{ChildEnv, DeclaredServer, McpServer, McpSource};
+
+impl Provider {
+    /// The OpenAPI side of the provider, when it is one.
+    pub fn openapi(&self) -> Option<&OpenApiProvider> {
+        match &self.kind {
+            ProviderKind::OpenApi(p) => Some(p),
+            ProviderKind::Mcp(_) => None,
+        }
+    }
 }
 
 /// When a workflow runs by itself.
@@ -189,10 +181,30 @@ pub enum StepKind {
 #[derive(Debug, Clone)]
 pub struct ToolStep {
     pub provider: String,
-    /// The resolved tool (a copy from the provider's toolkit).
-    pub tool: Arc<Tool>,
+    pub tool: StepTool,
     pub input: Template,
     pub looping: LoopSpec,
+}
+
+/// The tool a step calls.
+#[derive(Debug, Clone)]
+pub enum StepTool {
+    /// Resolved when the workflow compiled (a copy from the provider's
+    /// toolkit).
+    OpenApi(Arc<Tool>),
+    /// A tool of an upstream MCP server, by name: resolved (and its
+    /// `loop:` checked against it) when a run connects to the server.
+    Mcp(String),
+}
+
+impl StepTool {
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        match self {
+            StepTool::OpenApi(tool) => &tool.name,
+            StepTool::Mcp(name) => name,
+        }
+    }
 }
 
 /// A step's `loop:` block, validated. Values may still hold refs.

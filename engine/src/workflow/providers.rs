@@ -1,7 +1,10 @@
-//! The `providers:` section: each OpenAPI document is imported once
-//! (read through the workflow's `DocumentSource`), the base
-//! URL and credentials are checked, and a failed import is reported at the
-//! provider's `openapi` key with the importer's own message.
+//! The `providers:` section, in the format `agent.yaml` shares
+//! ([`dragnet_providers::compile::source`] decides the kind): each OpenAPI
+//! document is imported once (read through the workflow's
+//! `DocumentSource`), the base URL and credentials are checked, and a
+//! failed import is reported at the provider's `openapi` key with the
+//! importer's own message. An MCP provider's tools are read when a run
+//! connects to it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -12,8 +15,10 @@ use dragnet_walk::overrides::{toolkit_with_roles, PagingRoles};
 use super::context::Ctx;
 use super::cursor::{describe, Cursor};
 use super::documents::DocumentSource;
+use dragnet_providers::compile::{source, Place, Source};
+
 use super::file::{CredentialsFile, ProviderFile};
-use super::model::{CredentialsSpec, Provider};
+use super::model::{OpenApiProvider, Provider, ProviderKind};
 use super::values::{bad_name, is_name};
 
 /// The declared providers. `declared` also names providers that were
@@ -56,70 +61,101 @@ pub fn providers(
         let Some(file) = cx.deserialize::<ProviderFile>(&c) else {
             continue;
         };
-        let base_url = file.base_url.trim();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            cx.value_error(
-                &c,
-                "base_url",
-                format!("base_url of provider `{name}` must start with http:// or https://, got `{base_url}`"),
-            );
-        }
-        let credentials = credentials(cx, &c, file.credentials);
-        let toolkit = if file.openapi.trim().is_empty() {
-            cx.value_error(
-                &c,
-                "openapi",
-                "`openapi` is empty; give the path of the provider's OpenAPI document",
-            );
-            None
-        } else {
-            let path = file.openapi.trim().to_string();
-            let result = imported
-                .entry(path.clone())
-                .or_insert_with(|| {
-                    let doc = documents.read(&path)?;
-                    dragnet_openapi::import_str(&doc.name, &doc.text)
-                        .map(Arc::new)
-                        .map_err(|e| e.to_string())
-                })
-                .clone();
-            match result {
-                Ok(kit) => Some(kit),
-                Err(message) => {
-                    cx.value_error(
-                        &c,
-                        "openapi",
-                        format!(
-                            "cannot import the OpenAPI document of provider `{name}`: {message}"
-                        ),
-                    );
-                    None
-                }
+        let kind = match source(cx, &c, name, &file, Place::Workflow) {
+            Some(Source::OpenApi { document, .. }) => {
+                openapi(cx, &c, name, document, &file, documents, &mut imported)
+                    .map(ProviderKind::OpenApi)
             }
+            Some(Source::Mcp(mcp)) => Some(ProviderKind::Mcp(mcp)),
+            None => None,
         };
-        let headers = c
-            .key("headers")
-            .map(|h| {
-                h.entries()
-                    .filter_map(|(k, _, v)| v.as_str().map(|v| (k.to_string(), v.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let toolkit = toolkit.and_then(|kit| paged_as_named(cx, &c, kit, &file.paging));
-        if let (Some(toolkit), true) = (toolkit, cx.count() == before) {
+        if let (Some(kind), true) = (kind, cx.count() == before) {
             out.ok.insert(
                 name.to_string(),
                 Provider {
                     name: name.to_string(),
-                    toolkit,
-                    base_url: base_url.to_string(),
-                    credentials,
-                    headers,
+                    kind,
                 },
             );
         }
     }
     out
+}
+
+/// Documents already imported, by path: each is read once.
+type Imported = HashMap<String, Result<Arc<Toolkit>, String>>;
+
+/// An OpenAPI provider: its document imported (once per path), its base
+/// URL and credentials checked.
+fn openapi(
+    cx: &mut Ctx,
+    c: &Cursor<'_>,
+    name: &str,
+    document: &str,
+    file: &ProviderFile,
+    documents: &DocumentSource,
+    imported: &mut Imported,
+) -> Option<OpenApiProvider> {
+    let base_url = match file.base_url.as_deref().map(str::trim) {
+        Some(url) if url.starts_with("http://") || url.starts_with("https://") => Some(url),
+        Some(other) => {
+            cx.value_error(
+                c,
+                "base_url",
+                format!("base_url of provider `{name}` must start with http:// or https://, got `{other}`"),
+            );
+            None
+        }
+        None => {
+            cx.error(
+                c,
+                format!("provider `{name}` needs a `base_url`: where its requests go (http:// or https://)"),
+            );
+            None
+        }
+    };
+    credentials(cx, c, file.credentials.as_ref());
+    let toolkit = if document.trim().is_empty() {
+        cx.value_error(
+            c,
+            "openapi",
+            "`openapi` is empty; give the path of the provider's OpenAPI document",
+        );
+        None
+    } else {
+        let path = document.trim().to_string();
+        let result = imported
+            .entry(path.clone())
+            .or_insert_with(|| {
+                let doc = documents.read(&path)?;
+                dragnet_openapi::import_str(&doc.name, &doc.text)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .clone();
+        match result {
+            Ok(kit) => Some(kit),
+            Err(message) => {
+                cx.value_error(
+                    c,
+                    "openapi",
+                    format!("cannot import the OpenAPI document of provider `{name}`: {message}"),
+                );
+                None
+            }
+        }
+    };
+    let toolkit = toolkit.and_then(|kit| paged_as_named(cx, c, kit, &file.paging))?;
+    Some(OpenApiProvider {
+        toolkit,
+        base_url: base_url?.to_string(),
+        credentials: file.credentials.clone(),
+        headers: file
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    })
 }
 
 /// The toolkit with the provider's `paging:` roles applied, each problem
@@ -170,47 +206,30 @@ fn old_credential_keys(cx: &mut Ctx, provider: &Cursor<'_>) -> bool {
     found
 }
 
-/// Checks that every variable name is set; the values are read at run time.
-fn credentials(
-    cx: &mut Ctx,
-    provider: &Cursor<'_>,
-    file: Option<CredentialsFile>,
-) -> CredentialsSpec {
-    let Some(file) = file else {
-        return CredentialsSpec::None;
+/// Checks that every variable name is given; the values are read at run
+/// time.
+fn credentials(cx: &mut Ctx, provider: &Cursor<'_>, file: Option<&CredentialsFile>) {
+    let (Some(file), Some(at)) = (file, provider.key("credentials")) else {
+        return;
     };
-    let at = provider.key("credentials");
-    let mut require = |key: &str, value: &str| {
-        if value.trim().is_empty() {
-            if let Some(at) = &at {
-                cx.value_error(
-                    at,
-                    key,
-                    format!("credentials `{key}` is empty; name an environment variable"),
-                );
-            }
-        }
-    };
-    match file {
-        CredentialsFile::Bearer { env } => {
-            require("env", &env);
-            CredentialsSpec::Bearer { env }
-        }
-        CredentialsFile::Header { name, env } => {
-            require("name", &name);
-            require("env", &env);
-            CredentialsSpec::Header { name, env }
-        }
+    let named: Vec<(&str, &str)> = match file {
+        CredentialsFile::Bearer { env } => vec![("env", env)],
+        CredentialsFile::Header { name, env } => vec![("name", name), ("env", env)],
         CredentialsFile::Basic {
             username_env,
             password_env,
-        } => {
-            require("username_env", &username_env);
-            require("password_env", &password_env);
-            CredentialsSpec::Basic {
-                username_env,
-                password_env,
-            }
+        } => vec![
+            ("username_env", username_env),
+            ("password_env", password_env),
+        ],
+    };
+    for (key, value) in named {
+        if value.trim().is_empty() {
+            cx.value_error(
+                &at,
+                key,
+                format!("credentials `{key}` is empty; name an environment variable"),
+            );
         }
     }
 }

@@ -11,8 +11,8 @@ use super::cursor::{describe, Cursor};
 use super::file::{StepFile, StepType};
 use super::looping::{self, LoopTool};
 use super::model::{
-    BranchStep, Condition, Location, LoopSpec, Step, StepId, StepKind, StepRetry, Template,
-    ToolStep,
+    BranchStep, Condition, Location, LoopSpec, Step, StepId, StepKind, StepRetry, StepTool,
+    Template, ToolStep,
 };
 use super::providers::Providers;
 use super::template::{RefCheck, RefSite};
@@ -202,7 +202,10 @@ fn tool_step(
     };
     let qualified = file.tool.as_deref().unwrap_or_default().trim();
     let found = match &resolved {
-        Resolved::Found { tool, .. } => Some(LoopTool {
+        Resolved::Found {
+            tool: StepTool::OpenApi(tool),
+            ..
+        } => Some(LoopTool {
             qualified,
             tool: tool.as_ref(),
         }),

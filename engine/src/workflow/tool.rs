@@ -1,5 +1,5 @@
 //! A tool step's `tool: provider.operation` resolved against the imported
-//! toolkits (`operation` is the tool's name or the document's original
+//! toolkits (an MCP provider's tool is resolved when a run connects) (`operation` is the tool's name or the document's original
 //! `operationId`, e.g. `shop.café`), and its literal `input` checked against the tool's arguments
 //! (unknown names, reserved `_` names, missing required arguments).
 
@@ -11,6 +11,7 @@ use dragnet_walk::options::RESERVED;
 use super::context::Ctx;
 use super::cursor::{describe, Cursor};
 use super::diagnostic::{list, suggest};
+use super::model::{ProviderKind, StepTool};
 use super::providers::Providers;
 use super::yaml::NodeValue;
 
@@ -18,7 +19,7 @@ use super::yaml::NodeValue;
 pub enum Resolved {
     Found {
         provider: String,
-        tool: Arc<Tool>,
+        tool: StepTool,
     },
     /// The provider was declared but refused; already reported.
     Unchecked,
@@ -64,19 +65,29 @@ pub fn resolve(cx: &mut Ctx, at: &Cursor<'_>, text: &str, providers: &Providers)
         cx.error(at, format!("unknown provider `{provider}`{hint}"));
         return Resolved::Failed;
     };
-    match found.toolkit.tool(operation) {
+    let openapi = match &found.kind {
+        ProviderKind::OpenApi(openapi) => openapi,
+        // An MCP server's tools are read when a run connects to it.
+        ProviderKind::Mcp(_) => {
+            return Resolved::Found {
+                provider: provider.to_string(),
+                tool: StepTool::Mcp(operation.to_string()),
+            }
+        }
+    };
+    match openapi.toolkit.tool(operation) {
         Some(tool) => Resolved::Found {
             provider: provider.to_string(),
-            tool: Arc::new(tool.clone()),
+            tool: StepTool::OpenApi(Arc::new(tool.clone())),
         },
         None => {
-            let names: Vec<&str> = found
+            let names: Vec<&str> = openapi
                 .toolkit
                 .tools
                 .iter()
                 .map(|t| t.name.as_str())
                 .collect();
-            let originals = found
+            let originals = openapi
                 .toolkit
                 .operation_ids
                 .iter()

@@ -17,6 +17,9 @@ use dragnet_located::names::{bad_name, is_name};
 use dragnet_located::yaml::Node;
 use dragnet_walk::overrides::toolkit_with_roles;
 
+use dragnet_providers::compile::{source, Place, Source};
+use dragnet_providers::McpSource;
+
 use super::file::{BindingFile, LimitsFile, ProviderFile, TOP_LEVEL_KEYS};
 
 /// An agent's keys, in the order of `AgentFile`.
@@ -172,24 +175,13 @@ fn providers(
         let Some(file) = cx.deserialize::<ProviderFile>(&c) else {
             continue;
         };
-        let kind = match (&file.openapi, &file.mcp, &file.app) {
-            (Some(doc), None, None) => openapi(cx, &c, name, doc, &file, false, base),
-            (None, None, Some(doc)) => openapi(cx, &c, name, doc, &file, true, base),
-            (None, Some(mcp), None) => mcp_server(cx, &c, name, mcp, &file),
-            (None, None, None) => {
-                cx.error(
-                    &c,
-                    format!("provider `{name}` needs one of `openapi`, `mcp` or `app`"),
-                );
-                None
+        let kind = match source(cx, &c, name, &file, Place::Agent) {
+            Some(Source::OpenApi { document, app }) => {
+                openapi(cx, &c, name, document, &file, app, base)
             }
-            _ => {
-                cx.error(
-                    &c,
-                    format!("provider `{name}` has more than one of `openapi`, `mcp` and `app`; keep one"),
-                );
-                None
-            }
+            Some(Source::Mcp(McpSource::Own(server))) => Some(ProviderKind::Mcp(server)),
+            // Refused for agent.yaml by `source`.
+            Some(Source::Mcp(McpSource::Declared(_))) | None => None,
         };
         if let (Some(kind), true) = (kind, cx.count() == before) {
             out.insert(
@@ -268,37 +260,10 @@ fn openapi(
         toolkit: toolkit?,
         base_url: base_url?,
         credentials: file.credentials.clone(),
+        headers: file.headers.clone(),
         runtime_credentials_header: file.runtime_credentials_header.clone(),
         app,
     })
-}
-
-fn mcp_server(
-    cx: &mut Ctx,
-    c: &Cursor<'_>,
-    name: &str,
-    mcp: &super::file::McpFile,
-    file: &ProviderFile,
-) -> Option<ProviderKind> {
-    let at = c.key("mcp");
-    let complain = |cx: &mut Ctx, message: String| match &at {
-        Some(at) => cx.error(at, message),
-        None => cx.error(c, message),
-    };
-    if !file.paging.is_empty() {
-        cx.key_error(
-            c,
-            "paging",
-            format!("provider `{name}` is an MCP server: `paging` names the roles of OpenAPI operations; an MCP tool's paging is read from its input schema"),
-        );
-    }
-    if file.base_url.is_some() || file.credentials.is_some() {
-        complain(
-            cx,
-            format!("provider `{name}` is an MCP server: `base_url` and `credentials` belong to OpenAPI providers; give `mcp.headers` instead"),
-        );
-    }
-    dragnet_providers::compile::mcp_server(cx, c, name, mcp).map(ProviderKind::Mcp)
 }
 
 fn agents(

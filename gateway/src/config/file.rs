@@ -71,41 +71,10 @@ pub struct LimitsFile {
     pub max_for_each_values: Option<usize>,
 }
 
-/// A provider: exactly one of `openapi`, `mcp` or `app`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderFile {
-    /// An OpenAPI document (path relative to this file) whose operations
-    /// are the tools.
-    #[serde(default)]
-    pub openapi: Option<String>,
-    /// An upstream MCP server whose tools are the tools.
-    #[serde(default)]
-    pub mcp: Option<McpFile>,
-    /// A connected-app toolkit: an OpenAPI document whose tools the
-    /// discovery rules may pool.
-    #[serde(default)]
-    pub app: Option<String>,
-    /// Where `openapi`/`app` requests go: `http(s)://…`, or `embedded` for
-    /// the demo shop run in-process.
-    #[serde(default)]
-    pub base_url: Option<String>,
-    /// The organisation's credentials, from environment variables.
-    #[serde(default)]
-    pub credentials: Option<CredentialsFile>,
-    /// A user's own credentials, presented with each request in this
-    /// header and sent upstream as a bearer token; never stored or logged.
-    #[serde(default)]
-    pub runtime_credentials_header: Option<String>,
-    /// Paging roles named by hand, by operation (`openapi`/`app` only), for
-    /// tools whose paging parameters the detection does not know:
-    /// `{size, page}`, `{size, offset}` or `{cursor, next}`.
-    #[serde(default)]
-    pub paging: BTreeMap<String, dragnet_walk::overrides::PagingRoles>,
-}
-
 /// A provider's parts written the same way in workflow files.
-pub use dragnet_providers::file::{ChildEnvFile, CredentialsFile, FromEnvFile, McpFile};
+pub use dragnet_providers::file::{
+    ChildEnvFile, CredentialsFile, FromEnvFile, McpFile, ProviderFile,
+};
 
 /// An agent.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

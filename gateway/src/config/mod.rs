@@ -50,6 +50,8 @@ pub enum ProviderKind {
         toolkit: Arc<Toolkit>,
         base_url: BaseUrl,
         credentials: Option<file::CredentialsFile>,
+        /// Sent with every request.
+        headers: BTreeMap<String, String>,
         runtime_credentials_header: Option<String>,
         app: bool,
     },

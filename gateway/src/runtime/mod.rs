@@ -199,6 +199,7 @@ impl Gateway {
                 ProviderKind::OpenApi {
                     base_url,
                     credentials,
+                    headers,
                     ..
                 } => {
                     let base = match base_url {
@@ -211,11 +212,14 @@ impl Gateway {
                     };
                     let credentials = organisation_credentials(name, credentials.as_ref(), &env)?;
                     secrets.merge(&Redactor::new(&credentials, &[]));
-                    let up =
+                    let mut up =
                         HttpUpstream::new(&base, credentials).map_err(|e| StartError::Client {
                             provider: name.clone(),
                             message: e.to_string(),
                         })?;
+                    for (header, value) in headers {
+                        up = up.with_header(header, Secret::new(value.clone()));
+                    }
                     upstreams.insert(name.clone(), ProviderUpstream::Http(Arc::new(up)));
                 }
                 ProviderKind::Mcp(server) => {
@@ -230,6 +234,7 @@ impl Gateway {
                 &server,
                 child_env,
                 shared.clone(),
+                None,
                 &tasks,
                 shutdown.child_token(),
             )

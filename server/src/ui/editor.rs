@@ -152,13 +152,15 @@ pub async fn validate(
     let up = upload_of(&state, &caller, param.base.as_deref(), body).await;
     match crate::launch::compile(&state, &up.file_name, up.source, up.documents).await {
         Ok(Ok(wf)) => {
-            // What the editor completes: the tools of the providers named
-            // (`provider.operation`) and the step ids.
+            // What the editor completes: the tools of the OpenAPI
+            // providers named (`provider.operation`; an MCP server's are
+            // known when a run connects) and the step ids.
             let tools: Vec<String> = wf
                 .providers
                 .values()
-                .flat_map(|p| {
-                    p.toolkit
+                .filter_map(|p| p.openapi().map(|o| (p, o)))
+                .flat_map(|(p, o)| {
+                    o.toolkit
                         .tools
                         .iter()
                         .map(move |t| format!("{}.{}", p.name, t.name))
