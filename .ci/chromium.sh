@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Chromium and its WebDriver for the web UI's browser test
-# (server/tests/ui_browser.rs), from Debian, pinned; installed once per
+# (api/tests/ui_browser.rs), from Debian, pinned; installed once per
 # machine (skipped when chromedriver is already on PATH). Debian's security
 # archive replaces a version when it ships the next one: when the pinned
 # version is no longer offered, the archive's current one is taken.

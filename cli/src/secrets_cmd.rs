@@ -9,8 +9,8 @@ use std::io::{Read, Write};
 
 use anyhow::Result;
 use clap::Subcommand;
+use dragnet_api::secrets::{self, MAX_VALUE_BYTES};
 use dragnet_core::secret::Secret;
-use dragnet_server::secrets::{self, MAX_VALUE_BYTES};
 
 use crate::config::Config;
 use crate::failure::CliError;

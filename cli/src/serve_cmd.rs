@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use dragnet_api::{AppState, ServerConfig};
 use dragnet_runner::{Launcher, RunnerConfig};
-use dragnet_server::{AppState, ServerConfig};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -64,7 +64,7 @@ pub async fn serve(config: &Config, args: ServeArgs, out: &mut Out) -> Result<u8
         state.stopping().clone(),
         services.cancel.clone(),
     ));
-    let served = dragnet_server::serve(listener, state).await;
+    let served = dragnet_api::serve(listener, state).await;
     services.shutdown().await;
     served.context("serving the API")?;
     say("dragnet serve: stopped");

@@ -65,7 +65,7 @@ pub async fn teams(config: &Config, command: TeamsCommand, out: &mut Out) -> Res
         match command {
             TeamsCommand::Create { name } => {
                 check_name(&name)?;
-                let id = dragnet_server::new_team_id();
+                let id = dragnet_api::new_team_id();
                 let team = services
                     .db
                     .create_team(&id, &name, services.clock.now())
@@ -97,7 +97,7 @@ pub async fn tokens(config: &Config, command: TokensCommand, out: &mut Out) -> R
         match command {
             TokensCommand::Create { team } => {
                 let made =
-                    dragnet_server::create_token(&services.db, &team, services.clock.now()).await?;
+                    dragnet_api::create_token(&services.db, &team, services.clock.now()).await?;
                 say(&format!(
                     "token {} for team {} — shown once; only its hash is kept",
                     made.info.token_id, made.info.team

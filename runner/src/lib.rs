@@ -2,7 +2,7 @@
 //! runs, launches them as tracked tasks behind the concurrency gate, claims
 //! the runs nobody holds and takes over those whose lease expired, fires
 //! cron schedules, and stops in order. `dragnet serve` uses it beside the
-//! HTTP API (`dragnet-server`), `dragnet worker` alone. It speaks no HTTP.
+//! HTTP API (`dragnet-api`), `dragnet worker` alone. It speaks no HTTP.
 //!
 //! Layout, vocabulary first:
 //! - [`config`]: [`RunnerConfig`], the scheduler's settings and its

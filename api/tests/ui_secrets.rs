@@ -10,9 +10,9 @@ mod support;
 use std::sync::Arc;
 
 use anyhow::{ensure, Context, Result};
+use dragnet_api::ServerConfig;
 use dragnet_http::Sealer;
 use dragnet_runner::RunnerConfig;
-use dragnet_server::ServerConfig;
 use dragnet_store::{on_both_backends, Db};
 use reqwest::header::{COOKIE, SET_COOKIE};
 use reqwest::StatusCode;

@@ -7,8 +7,8 @@ mod support;
 use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
+use dragnet_api::ServerConfig;
 use dragnet_runner::RunnerConfig;
-use dragnet_server::ServerConfig;
 use dragnet_store::Db;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! dragnet-server is dragnet's HTTP API (SPEC §6, §8): teams holding bearer
+//! dragnet-api is dragnet's HTTP API (SPEC §6, §8): teams holding bearer
 //! tokens submit workflow files as versions, validate them with located
 //! diagnostics, start runs (inputs typed, idempotency keys honoured), list
 //! and read them, cancel them, and follow each as server-sent events. The

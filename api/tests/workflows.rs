@@ -5,7 +5,7 @@
 mod support;
 
 use anyhow::{ensure, Result};
-use dragnet_server::ServerConfig;
+use dragnet_api::ServerConfig;
 use dragnet_store::Db;
 use reqwest::{Method, StatusCode};
 use support::Api;

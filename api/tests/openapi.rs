@@ -43,7 +43,7 @@ async fn the_document_matches_the_routes(db: Db) -> Result<()> {
     let t = api.team("acme").await?;
     let (status, doc) = api.get("/v1/openapi.json", &t).await?;
     ensure!(status.is_success(), "{status}");
-    ensure!(doc == serde_json::to_value(dragnet_server::openapi())?);
+    ensure!(doc == serde_json::to_value(dragnet_api::openapi())?);
     ensure!(
         doc["openapi"]
             .as_str()

@@ -8,9 +8,9 @@ mod support;
 use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
+use dragnet_api::ServerConfig;
 use dragnet_engine::run::{RunStatus, StepStatus};
 use dragnet_runner::RunnerConfig;
-use dragnet_server::ServerConfig;
 use dragnet_store::Db;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;

@@ -26,9 +26,9 @@ use std::time::Duration;
 
 use anyhow::ensure;
 use browser::{driver, Browser};
+use dragnet_api::ServerConfig;
 use dragnet_core::Limits;
 use dragnet_runner::RunnerConfig;
-use dragnet_server::ServerConfig;
 use serde_json::json;
 use support::Api;
 

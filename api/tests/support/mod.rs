@@ -1,5 +1,5 @@
 //! A real server for the API tests: the demo shop as the upstream, a store
-//! of the test's backend, `dragnet_server::serve` on 127.0.0.1:0, and a
+//! of the test's backend, `dragnet_api::serve` on 127.0.0.1:0, and a
 //! reqwest client; helpers for teams, workflows and event streams.
 
 #![allow(dead_code)]
@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use dragnet_api::{AppState, ServerConfig};
 use dragnet_core::clock::{Clock, SystemClock};
 use dragnet_runner::scheduler::{self, PassReport, SchedulerConfig, TickClock};
 use dragnet_runner::RunnerConfig;
-use dragnet_server::{AppState, ServerConfig};
 use dragnet_shop::ShopHandle;
 use dragnet_store::Db;
 use reqwest::{Method, StatusCode};
@@ -100,7 +100,7 @@ impl Api {
         );
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
-        let task = tokio::spawn(dragnet_server::serve(listener, state.clone()));
+        let task = tokio::spawn(dragnet_api::serve(listener, state.clone()));
         Ok(Api {
             base,
             http: reqwest::Client::builder()
@@ -117,11 +117,9 @@ impl Api {
     pub async fn team(&self, name: &str) -> Result<String> {
         let now = SystemClock.now();
         self.db
-            .create_team(&dragnet_server::new_team_id(), name, now)
+            .create_team(&dragnet_api::new_team_id(), name, now)
             .await?;
-        Ok(dragnet_server::create_token(&self.db, name, now)
-            .await?
-            .token)
+        Ok(dragnet_api::create_token(&self.db, name, now).await?.token)
     }
 
     /// A workflow `name` over the shop: properties, then their open

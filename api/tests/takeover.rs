@@ -17,9 +17,9 @@ mod support;
 use std::time::Duration;
 
 use anyhow::{ensure, Result};
+use dragnet_api::ServerConfig;
 use dragnet_engine::run::{RunStatus, StepStatus};
 use dragnet_runner::{claimer, RunnerConfig};
-use dragnet_server::ServerConfig;
 use dragnet_store::{on_both_backends, Db, LeaseLength};
 use reqwest::{Method, StatusCode};
 use support::Api;
