@@ -408,3 +408,170 @@ fn on_a_server_a_workflow_names_a_declared_server_and_never_starts_a_program() {
     check_upstream(&record);
     assert!(!child_alive(&record), "the upstream outlived its run");
 }
+
+/// The tickets server over streamable HTTP on a free port, killed when
+/// dropped.
+struct HttpUpstream(Child, u16);
+
+impl Drop for HttpUpstream {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn http_upstream(record: &Path) -> HttpUpstream {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(python())
+        .arg(script("upstream_server.py"))
+        .arg(record)
+        .args(["--http", &port.to_string()])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let up = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(up, "the upstream did not start listening");
+    HttpUpstream(child, port)
+}
+
+/// Sets the team secret `name` to `value` on store `db` (stdin, sealed
+/// under `key`).
+fn set_secret(db: &str, key: &str, name: &str, value: &str) {
+    use std::io::Write;
+    let mut child = command(db)
+        .args(["secrets", "set", name, "--team", "acme"])
+        .env("DRAGNET_SECRETS_KEY", key)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(value.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn on_a_server_an_mcp_url_reads_the_teams_secret_and_is_held_to_upstream_hosts() {
+    const KEY: &str = "0123456789abcdef0123456789abcdef-sealing";
+    let record = scratch("jsonl");
+    let upstream = http_upstream(&record);
+    let db = fresh_db();
+    let token = acme_token(&db);
+    // Loopback is refused by address; `localhost` is admitted by name.
+    let config = scratch("toml");
+    std::fs::write(
+        &config,
+        "[server]\nupstream_hosts = [\"*\", \"!127.0.0.0/8\", \"!::1\"]\n",
+    )
+    .unwrap();
+    let (_server, addr) = {
+        use std::io::{BufRead, BufReader};
+        let mut child = command(&db)
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env("DRAGNET_CONFIG", &config)
+            .env("DRAGNET_SECRETS_KEY", KEY)
+            .env("TICKETS_KEY", "the-servers-own-value")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(out).read_line(&mut line).unwrap();
+        (Serve(child), address_in(&line))
+    };
+    let client = client(&db, &addr, &token);
+    let push = |provider: &str| {
+        let file = scratch("yaml");
+        std::fs::write(&file, workflow(provider)).unwrap();
+        client(&["workflows", "push", &file.display().to_string()])
+    };
+
+    // A cloud metadata address is refused at push, at its `url`.
+    let refused = push("    mcp: {url: \"http://169.254.169.254/mcp\"}\n");
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains(".yaml:4:16:") && stderr(&refused).contains("metadata"),
+        "{}",
+        stderr(&refused)
+    );
+    // A secret header names the team's secret: refused until it is set,
+    // at its place (the server's own variable of that name does not count).
+    let provider = format!(
+        "    mcp:\n      url: http://localhost:{}/mcp\n      headers_env: {{X-Upstream-Key: TICKETS_KEY}}\n",
+        upstream.1
+    );
+    let refused = push(&provider);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("the team has no secret `TICKETS_KEY`")
+            && stderr(&refused).contains(".yaml:6:37:"),
+        "{}",
+        stderr(&refused)
+    );
+    set_secret(&db, KEY, "TICKETS_KEY", "team-acme-key");
+    let pushed = push(&provider);
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
+    // `localhost` resolves to loopback, which the policy refuses: the run
+    // connects to nothing and every step that uses it fails, naming why.
+    let run = client(&["trigger", "tickets-report", "--follow"]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let listed = client(&["runs", "list", "--json"]);
+    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = rows[0]["run_id"].as_str().unwrap().to_string();
+    let shown: Value =
+        serde_json::from_slice(&client(&["runs", "show", &id, "--json"]).stdout).unwrap();
+    let reason = shown["steps"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("the upstream host `localhost` is refused")
+            && reason.contains("127.0.0.1"),
+        "{shown}"
+    );
+    assert!(recorded(&record).is_empty(), "the upstream got nothing");
+
+    // At 127.0.0.1 under a policy that admits it, the team's value (and
+    // only it) reaches the server, and the walk is whole.
+    drop(_server);
+    std::fs::write(&config, "").unwrap();
+    let (_server, addr) = {
+        use std::io::{BufRead, BufReader};
+        let mut child = command(&db)
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env("DRAGNET_CONFIG", &config)
+            .env("DRAGNET_SECRETS_KEY", KEY)
+            .env("TICKETS_KEY", "the-servers-own-value")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(out).read_line(&mut line).unwrap();
+        (Serve(child), address_in(&line))
+    };
+    let client = common::client(&db, &addr, &token);
+    let run = client(&["trigger", "tickets-report", "--follow"]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let listed = client(&["runs", "list", "--json"]);
+    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = rows[0]["run_id"].as_str().unwrap().to_string();
+    let shown: Value =
+        serde_json::from_slice(&client(&["runs", "show", &id, "--json"]).stdout).unwrap();
+    check_record(&shown);
+    let calls = recorded(&record);
+    assert!(!calls.is_empty());
+    for c in &calls {
+        assert_eq!(c["key"], "team-acme-key", "{c}");
+    }
+}

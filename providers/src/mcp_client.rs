@@ -489,9 +489,7 @@ async fn open(server: &McpServer, child: &Child, routes: &Routes) -> Result<Runn
             let transport = match &child.hosts {
                 None => StreamableHttpClientTransport::from_config(config),
                 Some(policy) => {
-                    policy
-                        .check_base_url(url)
-                        .map_err(|refused| Error::HostRefused { refused })?;
+                    held_before_connecting(policy, url).await?;
                     StreamableHttpClientTransport::with_client(held_client(policy)?, config)
                 }
             };
@@ -500,6 +498,30 @@ async fn open(server: &McpServer, child: &Child, routes: &Routes) -> Result<Runn
                 .await
                 .map_err(|e| Error::Handshake(e.to_string()))
         }
+    }
+}
+
+/// `url`'s host held to `policy` by name and, for a name, by every
+/// address it resolves to now, so a refusal is said plainly (the client's
+/// resolver holds every later connection to it the same way). A name that
+/// does not resolve is left to the connection to report.
+async fn held_before_connecting(policy: &HostPolicy, url: &str) -> Result<(), Error> {
+    policy
+        .check_base_url(url)
+        .map_err(|refused| Error::HostRefused { refused })?;
+    let host = reqwest_mcp::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string));
+    let Some(host) = host.filter(|h| !h.starts_with('[') && h.parse::<std::net::IpAddr>().is_err())
+    else {
+        return Ok(());
+    };
+    match policy.resolve(&host).await {
+        Err(e) => match e.downcast::<dragnet_http::HostRefused>() {
+            Ok(refused) => Err(Error::HostRefused { refused: *refused }),
+            Err(_) => Ok(()),
+        },
+        Ok(_) => Ok(()),
     }
 }
 
