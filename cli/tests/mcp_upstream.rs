@@ -36,6 +36,7 @@ agents:
       - {{ tool_id: list_tickets, provider_id: tickets, loop_responses: true }}
       - {{ tool_id: ticket_note, provider_id: tickets, loop_responses: false }}
       - {{ tool_id: crash, provider_id: tickets, loop_responses: false }}
+      - {{ tool_id: close_ticket, provider_id: tickets, loop_responses: false }}
 "
         ),
     )
@@ -169,7 +170,18 @@ fn an_upstream_child_that_exits_is_started_again() {
             {"call": "crash", "args": {}},
             {"sleep": 2.5},
             {"call": "ticket_note", "args": {"id": 2}},
+            {"call": "close_ticket", "args": {"id": 7}},
         ]),
+    );
+    // A tool error reaches the agent in the tool's own words (it read
+    // "upstream answered HTTP 422" before).
+    assert_eq!(seen[4]["error"], true, "{seen:?}");
+    assert!(
+        seen[4]["text"]
+            .as_str()
+            .unwrap()
+            .contains("the tool answered an error: ticket 7 cannot be closed"),
+        "{seen:?}"
     );
     assert_eq!(seen[0]["error"], false, "{seen:?}");
     assert_eq!(

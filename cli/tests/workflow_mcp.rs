@@ -109,11 +109,8 @@ fn check_record(record: &Value) {
     // A tool error fails its step with the tool's own words.
     let close = step("close");
     assert_eq!(close["status"], "failed", "{close}");
-    assert!(
-        close["reason"]
-            .as_str()
-            .unwrap()
-            .contains("ticket 7 cannot be closed"),
+    assert_eq!(
+        close["reason"], "the tool answered an error: ticket 7 cannot be closed: it has open tasks",
         "{close}"
     );
     // A tool the server does not have: named, with the ones it has.
@@ -535,8 +532,7 @@ fn on_a_server_an_mcp_url_reads_the_teams_secret_and_is_held_to_upstream_hosts()
         serde_json::from_slice(&client(&["runs", "show", &id, "--json"]).stdout).unwrap();
     let reason = shown["steps"][0]["reason"].as_str().unwrap_or_default();
     assert!(
-        reason.contains("the upstream host `localhost` is refused")
-            && reason.contains("127.0.0.1"),
+        reason.contains("the upstream host `localhost` is refused") && reason.contains("127.0.0.1"),
         "{shown}"
     );
     assert!(recorded(&record).is_empty(), "the upstream got nothing");

@@ -108,6 +108,10 @@ pub enum UpstreamError {
     /// link-local or cloud metadata address): nothing was sent to it.
     #[error("the upstream host `{host}` is refused: {rule}")]
     HostRefused { host: String, rule: String },
+    /// An upstream MCP server's tool answered with `isError`: the server
+    /// refused the request (not retried), in its own words.
+    #[error("the tool answered an error: {message}")]
+    ToolError { message: String },
 }
 
 impl UpstreamError {
@@ -121,7 +125,8 @@ impl UpstreamError {
             | UpstreamError::MalformedPage { .. }
             | UpstreamError::Redirect { .. }
             | UpstreamError::ByteBound { .. }
-            | UpstreamError::HostRefused { .. } => false,
+            | UpstreamError::HostRefused { .. }
+            | UpstreamError::ToolError { .. } => false,
         }
     }
 }

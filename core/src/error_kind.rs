@@ -72,6 +72,7 @@ impl UpstreamError {
             UpstreamError::Redirect { .. } => "upstream_redirect_refused",
             UpstreamError::ByteBound { .. } => "upstream_byte_bound",
             UpstreamError::HostRefused { .. } => "upstream_host_refused",
+            UpstreamError::ToolError { .. } => "upstream_tool_error",
         }
     }
 
@@ -106,7 +107,9 @@ impl UpstreamError {
             UpstreamError::HostRefused { host, .. } => {
                 map.insert("host".into(), json!(host));
             }
-            UpstreamError::Connection { .. } | UpstreamError::Redirect { .. } => {}
+            UpstreamError::Connection { .. }
+            | UpstreamError::Redirect { .. }
+            | UpstreamError::ToolError { .. } => {}
         }
         map.insert("retryable".into(), json!(self.is_retryable()));
         map

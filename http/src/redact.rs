@@ -150,6 +150,9 @@ impl Redactor {
                 host: self.text(host),
                 rule: self.text(rule),
             },
+            UpstreamError::ToolError { message } => UpstreamError::ToolError {
+                message: self.text(message),
+            },
         }
     }
 

@@ -252,19 +252,21 @@ impl McpUpstream {
                 })
             }
         };
+        // A tool error is the upstream refusing the request: not retried,
+        // said in its own words.
+        if result.is_error == Some(true) {
+            return Err(UpstreamError::ToolError {
+                message: dragnet_core::error::excerpt(tool_error_text(&result).as_bytes()),
+            });
+        }
         let body = page_of(&result);
         if body.len() as u64 > max_bytes {
             return Err(UpstreamError::ByteBound {
                 read: body.len() as u64,
             });
         }
-        // A tool error is the upstream refusing the request: not retried.
-        let status = match result.is_error {
-            Some(true) => 422,
-            _ => 200,
-        };
         Ok(RawResponse {
-            status,
+            status: 200,
             retry_after: None,
             rate_limit: None,
             next_link: None,
@@ -279,6 +281,23 @@ impl McpUpstream {
     /// What sets its answers apart in cache keys: how it is reached.
     pub fn identity(&self) -> &str {
         &self.identity
+    }
+}
+
+/// What a tool error says: its text content, else its structured content.
+fn tool_error_text(result: &rmcp::model::CallToolResult) -> String {
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            rmcp::model::ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    match (text.is_empty(), &result.structured_content) {
+        (false, _) => text.join("\n"),
+        (true, Some(value)) => value.to_string(),
+        (true, None) => "(no message)".into(),
     }
 }
 
