@@ -275,9 +275,7 @@ pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> 
                 claims,
                 runtime: RuntimeCredentials::default(),
             };
-            serve_stdio(McpAgent::stdio(gateway.clone(), caller))
-                .await
-                .map_err(anyhow::Error::msg)
+            Ok(serve_stdio(McpAgent::stdio(gateway.clone(), caller)).await?)
         }
         (None, Some(addr), key) => {
             let auth = HttpAuth { key, oauth };

@@ -166,26 +166,43 @@ pub fn parse_value(name: &str, text: &str, schema: Option<&Value>) -> Result<Val
             }
             let items = schema.get("items").cloned().unwrap_or(Value::Null);
             text.split(',')
-                .map(|part| coerce(&Value::String(part.trim().into()), &items).map_err(&bad))
+                .map(|part| {
+                    coerce(&Value::String(part.trim().into()), &items)
+                        .map_err(|e| bad(e.to_string()))
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Value::Array)
         }
         Some("object") => {
             serde_json::from_str(text).map_err(|e| bad(format!("not a JSON object: {e}")))
         }
-        Some(_) => coerce(&Value::String(text.into()), schema).map_err(bad),
+        Some(_) => coerce(&Value::String(text.into()), schema).map_err(|e| bad(e.to_string())),
         None => Ok(serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.into()))),
     }
 }
 
+/// A value that is not of the type its schema declares.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{value}` is not a valid {expected}")]
+pub struct NotOfType {
+    pub value: Value,
+    /// `integer`, `number` or `boolean`.
+    pub expected: &'static str,
+}
+
 /// Coerces a value to the type its schema declares.
-pub fn coerce(value: &Value, schema: &Value) -> Result<Value, String> {
+pub fn coerce(value: &Value, schema: &Value) -> Result<Value, NotOfType> {
     let declared = schema.get("type").and_then(|t| match t {
         Value::String(s) => Some(s.as_str()),
         Value::Array(list) => list.iter().filter_map(Value::as_str).find(|s| *s != "null"),
         _ => None,
     });
-    let fail = |ty: &str| Err(format!("`{value}` is not a valid {ty}"));
+    let fail = |expected: &'static str| {
+        Err(NotOfType {
+            value: value.clone(),
+            expected,
+        })
+    };
     match (declared, value) {
         (Some("integer"), Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(value.clone()),
         (Some("integer"), Value::Number(n)) => match n.as_f64() {
@@ -202,7 +219,10 @@ pub fn coerce(value: &Value, schema: &Value) -> Result<Value, String> {
         (Some("number"), Value::String(s)) => match s.trim().parse::<f64>() {
             Ok(f) if f.is_finite() => serde_json::Number::from_f64(f)
                 .map(Value::Number)
-                .ok_or_else(|| format!("`{value}` is not a valid number")),
+                .ok_or_else(|| NotOfType {
+                    value: value.clone(),
+                    expected: "number",
+                }),
             _ => fail("number"),
         },
         (Some("number"), _) => fail("number"),
@@ -260,9 +280,10 @@ mod tests {
         let int = json!({"type":"integer"});
         assert_eq!(coerce(&json!("5"), &int), Ok(json!(5)));
         assert_eq!(coerce(&json!(5.0), &int), Ok(json!(5)));
-        assert!(coerce(&json!("five"), &int)
-            .unwrap_err()
-            .contains("integer"));
+        assert_eq!(
+            coerce(&json!("five"), &int).unwrap_err().to_string(),
+            "`\"five\"` is not a valid integer"
+        );
         assert_eq!(coerce(&json!(7), &json!({"type":"string"})), Ok(json!("7")));
         assert_eq!(
             coerce(&json!("true"), &json!({"type":"boolean"})),

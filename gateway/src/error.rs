@@ -46,6 +46,11 @@ pub enum Error {
     /// with.
     #[error("the token secret has {bytes} bytes; give at least {min}")]
     ShortTokenSecret { bytes: usize, min: usize },
+
+    /// The MCP session over stdio did not start (`ended: false`) or ended
+    /// abnormally, in rmcp's words.
+    #[error("the MCP session {}: {message}", if *.ended { "ended abnormally" } else { "did not start" })]
+    Session { ended: bool, message: String },
 }
 
 impl Error {
@@ -66,6 +71,7 @@ impl Error {
             Error::RetrievalOnly { .. } => "retrieval_only",
             Error::Store(_) => "store_error",
             Error::ShortTokenSecret { .. } => "short_token_secret",
+            Error::Session { .. } => "mcp_session",
         }
     }
 }

@@ -41,6 +41,13 @@ pub struct UnmatchedFields {
     pub sample_item: Option<RawItem>,
 }
 
+/// A `_fields` path that is not a dot-path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{path}` is not a dot-path like `customer.name`")]
+pub struct BadFieldPath {
+    pub path: String,
+}
+
 /// Which paths matched some item so far.
 #[derive(Debug, Clone)]
 pub struct Matched(Vec<bool>);
@@ -56,12 +63,14 @@ impl Matched {
 
 impl Projection {
     /// Parses dot-paths; an empty path or an empty segment is an error.
-    pub fn new(paths: &[String]) -> Result<Self, String> {
+    pub fn new(paths: &[String]) -> Result<Self, BadFieldPath> {
         let mut root = Node::default();
         for (index, path) in paths.iter().enumerate() {
             let path = path.trim();
             if path.is_empty() || path.split('.').any(str::is_empty) {
-                return Err(format!("`{path}` is not a dot-path like `customer.name`"));
+                return Err(BadFieldPath {
+                    path: path.to_string(),
+                });
             }
             let mut node = &mut root;
             for segment in path.split('.') {

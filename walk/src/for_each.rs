@@ -32,7 +32,7 @@ impl ForEach {
         // De-duplicate after coercion, so `"5"` and `5` are one value.
         let mut values: Vec<Result<Value, (Value, String)>> = Vec::new();
         for raw in values_in {
-            let coerced = coerce(raw, schema).map_err(|e| (raw.clone(), e));
+            let coerced = coerce(raw, schema).map_err(|e| (raw.clone(), e.to_string()));
             if !values.contains(&coerced) {
                 values.push(coerced);
             }

@@ -148,7 +148,7 @@ pub fn parse_fields(v: &Value) -> Result<Projection, Error> {
     if paths.is_empty() {
         return Err(bad("list at least one dot-path".into()));
     }
-    Projection::new(&paths).map_err(bad)
+    Projection::new(&paths).map_err(|e| bad(e.to_string()))
 }
 
 fn parse_for_each(v: &Value) -> Result<ForEachSpec, Error> {

@@ -404,14 +404,21 @@ fn result_of(answer: Answer) -> CallToolResponse {
 
 /// Serves `agent` over this process's stdin and stdout until the client
 /// goes away.
-pub async fn serve_stdio(agent: McpAgent) -> Result<(), String> {
-    let running = agent
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| format!("the MCP session did not start: {e}"))?;
+pub async fn serve_stdio(agent: McpAgent) -> Result<(), crate::Error> {
+    let running =
+        agent
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| crate::Error::Session {
+                ended: false,
+                message: e.to_string(),
+            })?;
     running
         .waiting()
         .await
         .map(|_| ())
-        .map_err(|e| format!("the MCP session ended abnormally: {e}"))
+        .map_err(|e| crate::Error::Session {
+            ended: true,
+            message: e.to_string(),
+        })
 }
