@@ -11,9 +11,14 @@
 //! (concurrency 4 vs 1 over a slow upstream) has only the timing run, its
 //! sides holding the same rows. They are split
 //! because counting every allocation slows allocation-heavy code (the
-//! `Value` baseline most), which would bias the time ratios. The suites live
-//! here (`shape`, `walk`, `engine`, `cache`, `fan_out`) with the deterministic input
-//! (`orders`), sampling (`measure`) and result lines (`report`).
+//! `Value` baseline most), which would bias the time ratios.
+//!
+//! Layout:
+//! - the suites: [`shape`] (with [`shape_passes`]), [`walk`], [`engine`]
+//!   (with [`engine_canned`], a workflow over canned answers), [`cache`],
+//!   [`fan_out`];
+//! - what they share: the deterministic input ([`orders`]), sampling and
+//!   ratios ([`measure`]) and the result lines ([`report`]).
 #![forbid(unsafe_code)]
 
 pub mod cache;

@@ -1,5 +1,21 @@
-//! The `dragnet` command line: list the tools of an OpenAPI document, call
-//! one through the loop layer, run the demo shop, or walk it in a demo.
+//! The `dragnet` command line, the composition root: it reads the one
+//! configuration ([`config`]) and opens the services a command needs
+//! ([`services`]: the store, the cache, the clock), then hands them to the
+//! crates that do the work.
+//!
+//! Layout, by command:
+//! - tools and calls: [`tools_cmd`], [`call_cmd`] (with [`bounds`]:
+//!   limits from flags; [`output`]: results on stdout);
+//! - workflows: [`workflow_cmd`] (validate, run, schema; the live display
+//!   in [`run_display`] and [`progress_line`]; the summary in [`report`]);
+//!   [`demo`] and [`shop_cmd`] (the demo shop);
+//! - a server and its clients: [`serve_cmd`] (`serve`, `worker`),
+//!   [`remote_cmd`] and [`client`] (workflows, trigger, runs over HTTP),
+//!   [`team_cmd`] (teams, tokens), [`secrets_cmd`], [`db_cmd`] (migrate,
+//!   runs and cache on a store);
+//! - agents: [`mcp_cmd`] (`dragnet mcp`, `agent-token`);
+//! - the edges: [`failure`] (errors and exit codes), [`out`] (where output
+//!   goes), [`telemetry`] (logs and traces).
 #![forbid(unsafe_code)]
 // The argument structs' doc comments are the command line's help text
 // (clap), written for a terminal: `[limits]`, `<path>` are words there,

@@ -1,6 +1,10 @@
-//! Shared harness for the end-to-end tests: the demo shop on a free port,
-//! its imported toolkit, and calls through the real HTTP upstream with a
-//! fault header and a per-test session.
+//! Shared harness for the end-to-end tests (the suites are `tests/*.rs`):
+//! the demo shop on a free port with its imported toolkit ([`Harness`]),
+//! calls through the real HTTP upstream with a fault header and a per-test
+//! session, the bounds tests use ([`test_limits`], [`sim_limits`]), walks
+//! over any upstream or a router served on a free port ([`walk_with`],
+//! [`walk_served`], [`walk_ids`], [`page_ids`]), and what tests read of a
+//! result ([`items`], [`ids`], [`agent_view`]).
 #![forbid(unsafe_code)]
 
 use std::net::SocketAddr;
