@@ -173,14 +173,12 @@ fn an_upstream_child_that_exits_is_started_again() {
             {"call": "close_ticket", "args": {"id": 7}},
         ]),
     );
-    // A tool error reaches the agent in the tool's own words (it read
-    // "upstream answered HTTP 422" before).
+    // A tool error on a binding without looping reaches the agent as the
+    // tool said it (it read "upstream answered HTTP 422" before).
     assert_eq!(seen[4]["error"], true, "{seen:?}");
-    assert!(
-        seen[4]["text"]
-            .as_str()
-            .unwrap()
-            .contains("the tool answered an error: ticket 7 cannot be closed"),
+    assert_eq!(
+        seen[4]["content"],
+        json!([{"type": "text", "text": "ticket 7 cannot be closed: it has open tasks"}]),
         "{seen:?}"
     );
     assert_eq!(seen[0]["error"], false, "{seen:?}");

@@ -20,8 +20,9 @@ use dragnet_core::secret::Secret;
 use dragnet_core::{Tool, UpstreamError};
 use dragnet_http::{HostPolicy, RawResponse, Redactor, Upstream};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    NumberOrString, ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, NumberOrString, ProgressNotificationParam, ProgressToken, RequestId,
+    ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -195,6 +196,38 @@ impl McpUpstream {
         max_bytes: u64,
         progress: &dyn UpstreamProgressSink,
     ) -> Result<RawResponse, UpstreamError> {
+        let result = self.call_whole(tool, arguments, progress).await?;
+        // A tool error is the upstream refusing the request: not retried,
+        // said in its own words.
+        if result.is_error == Some(true) {
+            return Err(UpstreamError::ToolError {
+                message: dragnet_core::error::excerpt(tool_error_text(&result).as_bytes()),
+            });
+        }
+        let body = page_of(&result);
+        if body.len() as u64 > max_bytes {
+            return Err(UpstreamError::ByteBound {
+                read: body.len() as u64,
+            });
+        }
+        Ok(RawResponse {
+            status: 200,
+            retry_after: None,
+            rate_limit: None,
+            next_link: None,
+            body: body.into(),
+        })
+    }
+
+    /// Calls `tool` with `arguments` and returns its answer as the server
+    /// said it (every content block, `structuredContent`, `isError`,
+    /// `_meta`), passing the upstream's progress for it to `progress`.
+    pub async fn call_whole(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        progress: &dyn UpstreamProgressSink,
+    ) -> Result<CallToolResult, UpstreamError> {
         let Some(peer) = self.peer.borrow().clone() else {
             return Err(UpstreamError::Connection {
                 message: format!(
@@ -252,26 +285,7 @@ impl McpUpstream {
                 })
             }
         };
-        // A tool error is the upstream refusing the request: not retried,
-        // said in its own words.
-        if result.is_error == Some(true) {
-            return Err(UpstreamError::ToolError {
-                message: dragnet_core::error::excerpt(tool_error_text(&result).as_bytes()),
-            });
-        }
-        let body = page_of(&result);
-        if body.len() as u64 > max_bytes {
-            return Err(UpstreamError::ByteBound {
-                read: body.len() as u64,
-            });
-        }
-        Ok(RawResponse {
-            status: 200,
-            retry_after: None,
-            rate_limit: None,
-            next_link: None,
-            body: body.into(),
-        })
+        Ok(result)
     }
 
     fn lock_routes(&self) -> std::sync::MutexGuard<'_, RouteTable> {

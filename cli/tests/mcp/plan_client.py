@@ -30,6 +30,13 @@ def text_of(result):
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
+def block_of(content):
+    dump = getattr(content, "model_dump", None)
+    if dump is None:
+        return content
+    return dump(mode="json", by_alias=True, exclude_none=True)
+
+
 def parsed(text):
     try:
         return json.loads(text)
@@ -97,7 +104,16 @@ async def run(plan):
             )
             text = text_of(result)
             seen.append(
-                {"error": bool(result.is_error), "text": text, "json": parsed(text), "progress": progress}
+                {
+                    "error": bool(result.is_error),
+                    "text": text,
+                    "json": parsed(text),
+                    "progress": progress,
+                    # Every content block as the protocol writes it, and
+                    # the structured content, as they reached the client.
+                    "content": [block_of(c) for c in result.content],
+                    "structured": getattr(result, "structured_content", None),
+                }
             )
     return seen
 

@@ -394,6 +394,16 @@ async fn notify(
 
 /// The MCP result of an answer.
 fn result_of(answer: Answer) -> CallToolResponse {
+    // An upstream's answer as it said it.
+    if let Some(mut result) = answer
+        .whole
+        .and_then(|whole| serde_json::from_value::<CallToolResult>(whole).ok())
+    {
+        // An upstream on an older protocol sends no `resultType`; ours is
+        // complete (the handler drops it again for older callers).
+        result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+        return result.into();
+    }
     let content = vec![ContentBlock::text(answer.text)];
     match answer.is_error {
         true => CallToolResult::error(content),

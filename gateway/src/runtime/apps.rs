@@ -78,6 +78,7 @@ impl Gateway {
             return Some(Answer {
                 text: json!({"toolkits": listed}).to_string(),
                 is_error: false,
+                whole: None,
             });
         }
         let Some(kit) = args.get("toolkit").and_then(Value::as_str) else {
@@ -112,6 +113,7 @@ impl Gateway {
                     "note": format!("`{kit}` is connected for you: its tools act with your credentials.")})
                 .to_string(),
                 is_error: false,
+                whole: None,
             },
             Err(e) => Answer::error(Error::from(e).to_string()),
         })

@@ -79,6 +79,7 @@ impl Gateway {
             Ok(text) => Answer {
                 text,
                 is_error: false,
+                whole: None,
             },
             Err(e) => Answer::error(e),
         };

@@ -38,10 +38,7 @@ fn caller(thread: &str, session: bool) -> Caller {
 
 async fn call(g: &Gateway, who: &Caller, name: &str, args: Value) -> Answer {
     let Value::Object(args) = args else {
-        return Answer {
-            text: String::new(),
-            is_error: true,
-        };
+        return Answer::error("");
     };
     g.call(who, name, args, &NoProgress, CancellationToken::new())
         .await

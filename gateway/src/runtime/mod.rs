@@ -44,6 +44,7 @@ use dragnet_providers::{McpCall, McpUpstream, ProviderUpstream, UpstreamProgress
 mod apps;
 mod credentials;
 mod discovery;
+mod passthrough;
 
 use credentials::{organisation_credentials, resolve_mcp, CallUpstream};
 
@@ -137,6 +138,10 @@ pub enum StartError {
 pub struct Answer {
     pub text: String,
     pub is_error: bool,
+    /// An upstream MCP server's answer as it said it (the protocol JSON of
+    /// its `CallToolResult`), passed to the agent unchanged; `text` is then
+    /// empty.
+    pub whole: Option<Value>,
 }
 
 impl Answer {
@@ -144,6 +149,7 @@ impl Answer {
         Answer {
             text: message.into(),
             is_error: true,
+            whole: None,
         }
     }
 }
@@ -407,6 +413,7 @@ impl Gateway {
                 Ok(text) => Answer {
                     text,
                     is_error: false,
+                    whole: None,
                 },
                 Err(e) => Answer::error(e.to_string()),
             };
@@ -476,6 +483,20 @@ impl Gateway {
                     clock: self.clock.clone(),
                 }
             });
+        // A call on a binding without looping to an upstream MCP server:
+        // its answer as the server said it, when it fits.
+        let mut answered = None;
+        if let (CallUpstream::Mcp(mcp), false) = (&upstream, binding.looping) {
+            let sink = progress as &dyn UpstreamProgressSink;
+            let (limits, clock) = (self.config.limits.clone(), self.clock.clone());
+            let passed =
+                passthrough::call(mcp, tool, &arguments, sink, &secrets, budget, limits, clock);
+            match passed.await {
+                Ok(passthrough::Passed::Whole(answer)) => return answer,
+                Ok(passthrough::Passed::TooLarge(too_large)) => answered = Some(too_large),
+                Err(message) => return Answer::error(message),
+            }
+        }
         let call = ToolCall {
             tool,
             arguments,
@@ -492,15 +513,16 @@ impl Gateway {
         // Whatever the upstream answers is scrubbed of every secret the
         // process holds before the walk reads it: nothing it returns, stores,
         // logs or caches carries one.
-        let executed = match &upstream {
-            CallUpstream::Http(http) => {
+        let executed = match (&upstream, &answered) {
+            (_, Some(answered)) => dragnet_walk::execute(call, answered, &runtime).await,
+            (CallUpstream::Http(http), None) => {
                 let upstream = Redacting {
                     inner: http.as_ref(),
                     redactor: &secrets,
                 };
                 dragnet_walk::execute(call, &upstream, &runtime).await
             }
-            CallUpstream::Mcp(mcp) => {
+            (CallUpstream::Mcp(mcp), None) => {
                 let upstream = McpCall {
                     upstream: mcp,
                     progress: progress as &dyn UpstreamProgressSink,
@@ -525,6 +547,7 @@ impl Gateway {
                 Answer {
                     text: g.text,
                     is_error: false,
+                    whole: None,
                 }
             }
             Err(e) => Answer::error(secrets.text(e.to_string())),
