@@ -14,7 +14,8 @@
 //!
 //! Layout, vocabulary first: no module uses one listed after it.
 //! - [`error`]: the crate's error; [`definition`]: a tool as an MCP client
-//!   sees it; [`token`]: HS256 caller tokens; [`oauth`]: OAuth access
+//!   sees it; [`jws`]: a compact JWS taken apart (parts, `alg`, the bytes
+//!   signed); [`token`]: HS256 caller tokens; [`oauth`]: OAuth access
 //!   tokens from configured issuers (keys, checks, the metadata document).
 //! - [`results`]: stored results (the id, its time to live);
 //!   [`caller`]: the Caller (claims, thread, runtime credentials, its cache
@@ -40,6 +41,7 @@ pub mod definition;
 pub mod discovery;
 pub mod error;
 pub mod guard;
+pub mod jws;
 pub mod listing;
 pub mod mcp;
 mod memory;

@@ -13,6 +13,8 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
+use crate::jws::{Jws, JwsError};
+
 type HmacSha256 = Hmac<Sha256>;
 
 /// Who calls, as a verified token says.
@@ -44,11 +46,6 @@ pub enum TokenError {
     Expired(DateTime<Utc>),
     #[error("the token's claims are incomplete: {0}")]
     Claims(String),
-}
-
-#[derive(Deserialize)]
-struct Header {
-    alg: String,
 }
 
 /// A secret to sign and check tokens with.
@@ -94,24 +91,17 @@ impl TokenKey {
         if token.is_empty() {
             return Err(TokenError::Missing);
         }
-        let mut parts = token.split('.');
-        let (Some(header), Some(body), Some(sig), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Err(TokenError::Malformed);
-        };
-        let decode = |p: &str| URL_SAFE_NO_PAD.decode(p).map_err(|_| TokenError::Malformed);
-        let header_len = header.len();
-        let header: Header =
-            serde_json::from_slice(&decode(header)?).map_err(|_| TokenError::Malformed)?;
-        if header.alg != "HS256" {
-            return Err(TokenError::Algorithm(header.alg.chars().take(16).collect()));
+        let malformed = |_: JwsError| TokenError::Malformed;
+        let jws = Jws::split(token).map_err(malformed)?;
+        let alg = &jws.alg;
+        if alg != "HS256" {
+            return Err(TokenError::Algorithm(alg.chars().take(16).collect()));
         }
         let mut mac = self.mac();
-        mac.update(&token.as_bytes()[..header_len + 1 + body.len()]);
-        mac.verify_slice(&decode(sig)?)
+        mac.update(jws.signing_input());
+        mac.verify_slice(&jws.signature().map_err(malformed)?)
             .map_err(|_| TokenError::Signature)?;
-        let claims: Claims = serde_json::from_slice(&decode(body)?)
+        let claims: Claims = serde_json::from_slice(&jws.payload().map_err(malformed)?)
             .map_err(|e| TokenError::Claims(e.to_string()))?;
         for (name, value) in [
             ("org", &claims.org),

@@ -12,9 +12,11 @@
 //!   cache asked, the walk or fan-out run, the result shaped;
 //! - [`options`]: the reserved arguments (`_fields`, `_all_pages`,
 //!   `_for_each`, `_filter`, `_refresh`) as [`LoopOptions`];
-//! - [`walk`]: the page walk ([`walk::Walker`]), with its `cursor_walk` for
-//!   cursors and next-page links, [`page_plan`] for page numbers and
-//!   offsets, and [`end_signal`] for the answers that say no more follow;
+//! - [`walk`]: the page walk ([`walk::Walker`]), with its `page_step` (one
+//!   page fetched, read, kept and reported, shared by both walks), its
+//!   `cursor_walk` for cursors and next-page links, [`page_plan`] for page
+//!   numbers and offsets, and [`end_signal`] for the answers that say no
+//!   more follow;
 //! - [`fan_out`] and [`for_each`]: one walk per `_for_each` value;
 //! - [`collection`]: finding the collection in an answer, with its `split`
 //!   (and `split::threads`) and [`top_scan`] cutting large pages into raw

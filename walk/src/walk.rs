@@ -7,35 +7,35 @@
 //! With a journal ([`crate::journal`]), every page fetched is kept, and a
 //! page an earlier attempt kept is read back instead of fetched: the walk
 //! takes the same path and fetches only what nobody kept.
+//!
+//! Every page takes one step (`page_step`): fetched, read, its rows kept,
+//! progress reported, the bounds checked. This file is the page walk's
+//! own part (page numbers and offsets from `page_plan`, the verdict of a
+//! single page); `cursor_walk` is the cursor walk's.
 
 mod cursor_walk;
+mod page_step;
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
-use std::ops::Range;
 use std::sync::Mutex;
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::collection::{self, Declared, ItemsPath, Page};
-use crate::for_each;
-use crate::journal::{request_key, Journal};
+use crate::collection::ItemsPath;
+use crate::journal::Journal;
 use crate::page_plan::PagePlan;
 use cursor_walk::{next_of, Next};
 use dragnet_core::args::get_path;
 use dragnet_core::budget::Budget;
-use dragnet_core::error::excerpt;
-use dragnet_core::items::{ranges_of, Items};
-use dragnet_core::json::{RawItem, RawObject};
+use dragnet_core::items::Items;
+use dragnet_core::json::RawItem;
 use dragnet_core::paging::detect::Walkability;
 use dragnet_core::payload::Envelope;
-use dragnet_core::ports::journal::KeptPage;
-use dragnet_core::progress::{ProgressEvent, Throttled};
+use dragnet_core::progress::Throttled;
 use dragnet_core::verdict::StopReason;
 use dragnet_core::{Tool, UpstreamError};
-use dragnet_http::{send_with_retry, FetchError, Pacing, RawResponse, Target, Upstream};
+use dragnet_http::{Pacing, Target, Upstream};
+use page_step::{LastPage, Repeats, Rows, Step};
 
 /// Everything gathered so far in one call, across `_for_each` values.
 #[derive(Debug, Default)]
@@ -142,55 +142,42 @@ impl<'a, U: Upstream> Walker<'a, U> {
         let mut expected = plan.as_ref().map_or(0, |p| p.size as usize);
         let mut probed = false;
         let mut total: Option<u64> = None;
-        let mut previous: Option<Vec<u64>> = None;
+        let mut last = LastPage::default();
         let mut out = Outcome::default();
         // The pages so far already reached the declared total: a 404/400
         // on the next page is the end, not an upstream error.
         let mut met_total = false;
         loop {
-            if self.cancel.is_cancelled() {
-                return Ok(out.stop(StopReason::Cancelled, None));
-            }
             if let Some(plan) = &plan {
                 plan.apply(&mut args);
             }
-            let (status, body, link) = match self.fetch_target(Target::Arguments(&args)).await {
-                Ok(r) => r,
-                Err(FetchError::Stopped(reason)) => return Ok(out.stop(reason, None)),
-                Err(FetchError::Upstream(UpstreamError::Status {
-                    status: 400 | 404, ..
-                })) if met_total => return Ok(out.done()),
-                Err(FetchError::Upstream(e)) => return self.failed(out, e),
+            let target = Target::Arguments(&args);
+            let fetched = match self.fetch_page(target, &mut out, met_total).await {
+                Step::Go(fetched) => fetched,
+                Step::Ended(end) => return end,
             };
-            let text = body.as_str();
-            let page = match self.read_page(text, status, &mut out, value) {
-                PageRead::Page(page) => page,
-                PageRead::Ended(end) => return end,
+            let text = fetched.body.as_str();
+            let page = match self.read_page(text, fetched.status, &mut out, value) {
+                Step::Go(page) => page,
+                Step::Ended(end) => return end,
             };
-            out.pages += 1;
             total = page.total.or(total);
-            let more = page.next_hint;
-            let n = page.items.len();
-            // Where each item lies in the body, so the body can be kept.
-            let ranges = ranges_of(text, &page.items);
-
-            let Some(plan) = plan.as_mut() else {
+            let mut more = page.next_hint;
+            if plan.is_none() {
                 // One page only: is it everything? A cursor-style tool's
                 // page says so where its next position is read.
-                let more = match &self.tool.cursor {
-                    Some(c) => Some(!matches!(next_of(text, &page, &c.next, link), Next::End)),
-                    None => more,
-                };
-                drop(page);
-                let truncated = self.keep(body, ranges, value, &mut out);
-                self.report(out.pages, value);
-                if truncated {
-                    return Ok(out.stop(StopReason::Items, None));
+                if let Some(c) = &self.tool.cursor {
+                    more = Some(!matches!(
+                        next_of(text, &page, &c.next, fetched.link),
+                        Next::End
+                    ));
                 }
-                return Ok(self.judge_single_page(out, n, total, more, &args));
-            };
-
-            if n == 0 && more != Some(true) {
+            }
+            let rows = Rows::of(text, &page);
+            let n = rows.count;
+            drop(page);
+            // An empty page that says nothing of more ends a walk.
+            if plan.is_some() && n == 0 && more != Some(true) {
                 self.report(out.pages, value);
                 return Ok(match total {
                     Some(t) if (out.items as u64) < t => {
@@ -203,22 +190,15 @@ impl<'a, U: Upstream> Walker<'a, U> {
                     _ => out.done(),
                 });
             }
-            let fingerprint = fingerprint(&page.items);
-            drop(page);
-            if previous.as_ref() == Some(&fingerprint) {
-                let detail = format!(
-                    "page {} repeated page {}; its {n} rows were dropped",
-                    out.pages,
-                    out.pages - 1
-                );
-                self.report(out.pages, value);
-                return Ok(out.stop(StopReason::RepeatedPage, Some(detail)));
+            let body = fetched.body;
+            if let Some(stop) =
+                self.keep_page(body, rows, &mut last, Repeats::AnyPage, value, &mut out)
+            {
+                return Ok(stop);
             }
-            let truncated = self.keep(body, ranges, value, &mut out);
-            self.report(out.pages, value);
-            if truncated {
-                return Ok(out.stop(StopReason::Items, None));
-            }
+            let Some(plan) = plan.as_mut() else {
+                return Ok(self.judge_single_page(out, n, total, more, &args));
+            };
             // What the page declares settles the walk before any bound does:
             // a bound reached on the last page is still complete. A declared
             // total is not such a declaration: it may count the page, or be
@@ -266,229 +246,10 @@ impl<'a, U: Upstream> Walker<'a, U> {
             // A full page that met the total, with nothing saying the end:
             // the next page settles it (a bound reached first is partial).
             met_total = total.is_some_and(|t| got >= t);
-            if out.pages >= self.budget.limits.max_pages {
-                return Ok(out.stop(StopReason::Pages, None));
-            }
-            if let Some(reason) = self.budget.exhausted() {
-                return Ok(out.stop(reason, None));
+            if let Some(stop) = self.bounded(&mut out) {
+                return Ok(stop);
             }
             plan.advance(n);
-            previous = Some(fingerprint);
-        }
-    }
-
-    /// The page in `text`: split along the path page one found, or read
-    /// as page one (where the collection is). A response without a
-    /// collection ends the walk with one item-less result; a page that
-    /// cannot be read ends it as `failed` says.
-    pub(super) fn read_page<'t>(
-        &mut self,
-        text: &'t str,
-        status: u16,
-        out: &mut Outcome,
-        value: Option<&Value>,
-    ) -> PageRead<'t> {
-        let number = out.pages + 1;
-        if self.gathered.located && self.gathered.envelope.is_some() {
-            let path = self.gathered.path.clone().unwrap_or_default();
-            let e = match collection::split_text(text, &path) {
-                Ok(Some(page)) => return PageRead::Page(page),
-                Ok(None) => UpstreamError::MissingCollection {
-                    page: number,
-                    path: collection::path_text(&path),
-                },
-                Err(e) => malformed_text(status, text, &e.to_string()),
-            };
-            return PageRead::Ended(self.failed(std::mem::take(out), e));
-        }
-        let e = match self.first_page(text, number) {
-            Ok(Some(page)) => return PageRead::Page(page),
-            Ok(None) => match serde_json::from_str::<&RawValue>(text) {
-                Ok(root) => {
-                    // An answer without a collection is no walk: no
-                    // progress event, so no page counters anywhere.
-                    self.keep_single(root, value);
-                    out.pages += 1;
-                    return PageRead::Ended(Ok(std::mem::take(out).done()));
-                }
-                Err(e) => malformed_text(status, text, &e.to_string()),
-            },
-            Err(FirstPageError::Malformed(e)) => malformed_text(status, text, &e),
-            Err(FirstPageError::Missing(e)) => e,
-        };
-        PageRead::Ended(self.failed(std::mem::take(out), e))
-    }
-
-    /// The status, the body as text, and the `Link` header's next target
-    /// of the answer to `target`.
-    pub(super) async fn fetch_target(
-        &mut self,
-        target: Target<'_>,
-    ) -> Result<(u16, String, Option<String>), FetchError> {
-        let mut response = self.fetch(target).await?;
-        let status = response.status;
-        let link = response.next_link.take();
-        into_text(response)
-            .map(|text| (status, text, link))
-            .map_err(FetchError::Upstream)
-    }
-
-    async fn fetch(&mut self, target: Target<'_>) -> Result<RawResponse, FetchError> {
-        let Some(journal) = self.journal else {
-            return self.send(target).await;
-        };
-        let key = request_key(&self.upstream.identity(), self.tool, target);
-        if let Some(kept) = journal.store.recall(journal.scope, &key).await {
-            self.budget
-                .take_replayed(kept.body.len() as u64)
-                .map_err(FetchError::Stopped)?;
-            return Ok(RawResponse {
-                status: kept.status,
-                retry_after: None,
-                rate_limit: None,
-                next_link: kept.next_link,
-                body: kept.body,
-            });
-        }
-        let response = self.send(target).await?;
-        if (200..300).contains(&response.status) {
-            let page = KeptPage {
-                status: response.status,
-                next_link: response.next_link.clone(),
-                body: response.body.clone(),
-            };
-            journal.store.keep(journal.scope, &key, &page).await;
-        }
-        Ok(response)
-    }
-
-    async fn send(&self, target: Target<'_>) -> Result<RawResponse, FetchError> {
-        tokio::select! {
-            biased;
-            _ = self.cancel.cancelled() => Err(FetchError::Stopped(StopReason::Cancelled)),
-            r = send_with_retry(self.upstream, self.tool, target, self.budget, self.pacing) => r,
-        }
-    }
-
-    /// Page one of the call (or of a value whose collection is not known
-    /// yet): where the collection is, its envelope, and the page.
-    fn first_page<'t>(
-        &mut self,
-        text: &'t str,
-        page: u32,
-    ) -> Result<Option<Page<'t>>, FirstPageError> {
-        let declared = match (
-            &self.tool.response_items_path,
-            self.tool.response_is_resource,
-        ) {
-            (Some(path), _) => Declared::At(path),
-            (None, true) => Declared::Resource,
-            // A tool that pages, by number, offset or cursor, answers lists.
-            (None, false) => Declared::Unknown {
-                list_like: self.tool.walkability != Walkability::NoPaging
-                    || self.tool.cursor.is_some(),
-            },
-        };
-        let known = if self.gathered.located {
-            self.gathered.path.clone()
-        } else {
-            None
-        };
-        let explicit = known.as_deref().or(self.explicit_path);
-        let found = collection::first_page(text, explicit, declared)
-            .map_err(|e| FirstPageError::Malformed(e.to_string()))?;
-        match found {
-            Some((path, envelope, first)) => {
-                self.gathered.located = true;
-                self.gathered.path = Some(path);
-                self.gathered.envelope = Some(envelope);
-                Ok(Some(first))
-            }
-            None => match (explicit, declared) {
-                (Some(path), _) => Err(FirstPageError::Missing(UpstreamError::MissingCollection {
-                    page,
-                    path: collection::path_text(path),
-                })),
-                // The page contradicts its own response schema.
-                (None, Declared::At(path)) => {
-                    Err(FirstPageError::Missing(UpstreamError::MalformedPage {
-                        page,
-                        message: format!(
-                            "the response schema declares the collection at `{}`, but the page has no array there",
-                            collection::path_text(path)
-                        ),
-                    }))
-                }
-                (None, Declared::Unknown { list_like: true }) => match declared_rows(text) {
-                    // A list that says it has rows but carries none of them.
-                    Some(rows) if rows > 0 => {
-                        Err(FirstPageError::Missing(UpstreamError::MalformedPage {
-                            page,
-                            message: format!(
-                                "the page declares a total of {rows} rows but has no collection"
-                            ),
-                        }))
-                    }
-                    _ => Ok(self.no_collection()),
-                },
-                (None, _) => Ok(self.no_collection()),
-            },
-        }
-    }
-
-    /// Page one has no collection: the response is one item-less result.
-    fn no_collection<'t>(&mut self) -> Option<Page<'t>> {
-        self.gathered.located = true;
-        self.gathered.path = None;
-        None
-    }
-
-    /// A failure: an error when nothing was fetched, else a stop.
-    pub(super) fn failed(&self, out: Outcome, e: UpstreamError) -> Result<Outcome, UpstreamError> {
-        if out.pages == 0 {
-            return Err(e);
-        }
-        let reason = match e {
-            UpstreamError::Malformed { .. }
-            | UpstreamError::MissingCollection { .. }
-            | UpstreamError::MalformedPage { .. } => StopReason::MalformedPage,
-            _ => StopReason::UpstreamError,
-        };
-        Ok(out.stop(reason, Some(e.to_string())))
-    }
-
-    /// Keeps a page's items (at `ranges` of `body`) within the items bound:
-    /// the body itself with ranges into it, or, in a fan-out that tags rows,
-    /// the tagged copies. Returns whether some had to be left out.
-    pub(super) fn keep(
-        &mut self,
-        body: String,
-        ranges: Vec<Range<usize>>,
-        value: Option<&Value>,
-        out: &mut Outcome,
-    ) -> bool {
-        let take = self.budget.take_items(ranges.len());
-        let kept = &ranges[..take];
-        let items = &mut self.gathered.items;
-        match (self.tag_key, value) {
-            (Some(key), Some(v)) => {
-                for range in kept {
-                    for_each::tag_into(items, &body[range.clone()], key, v);
-                }
-            }
-            _ => items.keep_ranges(body, kept),
-        }
-        out.items += take;
-        take < ranges.len()
-    }
-
-    fn keep_single(&mut self, root: &RawValue, value: Option<&Value>) {
-        match (self.tag_key, value) {
-            (Some(key), Some(v)) => {
-                for_each::tag_into(&mut self.gathered.items, root.get(), key, v);
-                self.budget.add_item();
-            }
-            _ => self.gathered.single = Some(root.to_owned()),
         }
     }
 
@@ -533,34 +294,6 @@ impl<'a, U: Upstream> Walker<'a, U> {
         out.likely_more = likely_more;
         out
     }
-
-    pub(super) fn report(&mut self, page: u32, value: Option<&Value>) {
-        let event = ProgressEvent {
-            page,
-            pages_max: self.budget.limits.max_pages,
-            items: self.budget.items(),
-            requests: self.budget.requests(),
-            requests_max: self.budget.limits.max_requests,
-            elapsed_ms: self.budget.elapsed().as_millis() as u64,
-            value: value.cloned(),
-        };
-        self.progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .offer(event);
-    }
-}
-
-/// A page read from a body, or how the walk ended with it.
-pub(super) enum PageRead<'t> {
-    Page(Page<'t>),
-    Ended(Result<Outcome, UpstreamError>),
-}
-
-/// Why page one could not be read.
-enum FirstPageError {
-    Malformed(String),
-    Missing(UpstreamError),
 }
 
 /// Notes a declared total the rows did not match: rows past it mean the
@@ -573,43 +306,4 @@ fn mismatch_note(mut out: Outcome, declared: u64) -> Outcome {
         ));
     }
     out
-}
-
-pub(super) fn fingerprint(items: &[&RawValue]) -> Vec<u64> {
-    items
-        .iter()
-        .map(|item| {
-            let mut h = DefaultHasher::new();
-            item.get().hash(&mut h);
-            h.finish()
-        })
-        .collect()
-}
-
-/// The total a page without a collection declares, if it parses.
-fn declared_rows(text: &str) -> Option<u64> {
-    let top: RawObject = serde_json::from_str(text).ok()?;
-    collection::declared_total(&top)
-}
-
-/// The body as text, taken over without a copy when nothing else holds it.
-fn into_text(response: RawResponse) -> Result<String, UpstreamError> {
-    let status = response.status;
-    String::from_utf8(Vec::from(response.body)).map_err(|e| {
-        let message = e.utf8_error().to_string();
-        UpstreamError::Malformed {
-            status,
-            message,
-            excerpt: excerpt(e.as_bytes()),
-        }
-    })
-}
-
-/// A body that is text but not the JSON expected.
-fn malformed_text(status: u16, text: &str, message: &str) -> UpstreamError {
-    UpstreamError::Malformed {
-        status,
-        message: message.to_string(),
-        excerpt: excerpt(text.as_bytes()),
-    }
 }

@@ -35,6 +35,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::{take_runtime_credentials, McpAgent, Verified};
+use crate::jws::peek_alg;
 use crate::oauth::{metadata, OAuthError, ResourceServerConfig, Verifier};
 use crate::runtime::Gateway;
 use crate::token::{Claims, TokenKey};
@@ -169,7 +170,7 @@ async fn verify(admission: &Admission, presented: &str) -> Result<Claims, Respon
     let operator = admission
         .key
         .as_ref()
-        .filter(|_| admission.oauth.is_none() || jose_alg(presented).as_deref() == Some("HS256"));
+        .filter(|_| admission.oauth.is_none() || peek_alg(presented).as_deref() == Some("HS256"));
     if let Some(key) = operator {
         return key
             .verify(presented, admission.clock.now())
@@ -193,17 +194,6 @@ async fn verify(admission: &Admission, presented: &str) -> Result<Claims, Respon
         };
         challenged(status, &format!("refused: {error}"), &challenge)
     })
-}
-
-/// The `alg` a JWT's header names, if it has one.
-fn jose_alg(token: &str) -> Option<String> {
-    use base64::Engine as _;
-    let header = token.trim().split('.').next()?;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(header)
-        .ok()?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    value["alg"].as_str().map(String::from)
 }
 
 /// A refusal with the given `WWW-Authenticate` challenge.

@@ -9,16 +9,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use dragnet_core::clock::Clock;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::jwk::Alg;
 use super::keys::IssuerKeys;
 use super::{IssuerConfig, OAuthError, ResourceServerConfig};
+use crate::jws::{Jws, JwsError};
 use crate::token::Claims;
 
 /// Checks tokens for one resource against its issuers.
@@ -27,13 +25,6 @@ pub struct Verifier {
     leeway: Duration,
     issuers: Vec<(IssuerConfig, IssuerKeys)>,
     clock: Arc<dyn Clock>,
-}
-
-#[derive(Deserialize)]
-struct Header {
-    alg: String,
-    #[serde(default)]
-    kid: Option<String>,
 }
 
 impl Verifier {
@@ -69,19 +60,14 @@ impl Verifier {
         if token.is_empty() {
             return Err(OAuthError::Missing);
         }
-        let mut parts = token.split('.');
-        let (Some(header), Some(body), Some(signature), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Err(OAuthError::Malformed);
-        };
-        let decode = |p: &str| URL_SAFE_NO_PAD.decode(p).map_err(|_| OAuthError::Malformed);
-        let head: Header =
-            serde_json::from_slice(&decode(header)?).map_err(|_| OAuthError::Malformed)?;
-        let alg = Alg::parse(&head.alg)
-            .ok_or_else(|| OAuthError::Algorithm(head.alg.chars().take(16).collect()))?;
-        let claims: Map<String, Value> =
-            serde_json::from_slice(&decode(body)?).map_err(|_| OAuthError::Malformed)?;
+        let malformed = |_: JwsError| OAuthError::Malformed;
+        let jws = Jws::split(token).map_err(malformed)?;
+        let kid = jws.kid().map_err(malformed)?;
+        let named = &jws.alg;
+        let alg = Alg::parse(named)
+            .ok_or_else(|| OAuthError::Algorithm(named.chars().take(16).collect()))?;
+        let claims: Map<String, Value> = serde_json::from_slice(&jws.payload().map_err(malformed)?)
+            .map_err(|_| OAuthError::Malformed)?;
         // The issuer picks the keys; nothing else is trusted before the
         // signature checks.
         let iss = claims
@@ -93,9 +79,9 @@ impl Verifier {
             .iter()
             .find(|(c, _)| c.issuer == iss)
             .ok_or_else(|| OAuthError::UnknownIssuer(iss.chars().take(128).collect()))?;
-        let key = keys.key(head.kid.as_deref(), alg).await?;
-        let signed = &token.as_bytes()[..header.len() + 1 + body.len()];
-        if !key.verifies(alg, signed, &decode(signature)?) {
+        let key = keys.key(kid.as_deref(), alg).await?;
+        let signature = jws.signature().map_err(malformed)?;
+        if !key.verifies(alg, jws.signing_input(), &signature) {
             return Err(OAuthError::Signature);
         }
         self.check_times(&claims)?;

@@ -3,11 +3,12 @@
 //! `nextPageToken`, `response_metadata.next_cursor`, `iterator`…) or from
 //! the last item (`starting_after` with `has_more`), or by a next-page URL
 //! (a body field such as `next_page_uri` or `@odata.nextLink`, or the
-//! `Link` header's `rel="next"`). The same fetches, bounds, budget,
-//! progress, fan-out and verdict; pages are kept whole with their items as
-//! ranges. It ends complete only when the API says there is no next page —
-//! the cursor or URL null, empty or absent, `has_more: false`, `done:
-//! true`, no `rel="next"` — and stops partial on a cursor or URL it has
+//! `Link` header's `rel="next"`). Each page takes the page walk's step
+//! (`page_step`: fetched, journalled, its rows kept as ranges, progress,
+//! bounds); its own are the next request (a cursor argument or a URL) and
+//! what ends it. It ends complete only when the API says there is no next
+//! page — the cursor or URL null, empty or absent, `has_more: false`,
+//! `done: true`, no `rel="next"` — and stops partial on a cursor or URL it has
 //! followed before (`repeated_cursor`), on a page that repeats the one
 //! before (an API ignoring the cursor: `repeated_page`), on a next URL
 //! off the provider's origin (`off_origin`: never followed), or on a bound
@@ -19,16 +20,16 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::page_step::{LastPage, Repeats, Rows, Step};
 use crate::collection::Page;
 use crate::top_scan;
-use crate::walk::{fingerprint, Outcome, PageRead, Walker};
+use crate::walk::{Outcome, Walker};
 use dragnet_core::args::{get_path, set_path};
-use dragnet_core::items::ranges_of;
 use dragnet_core::json::RawObject;
 use dragnet_core::paging::cursor::{CursorPaging, NextSource};
 use dragnet_core::verdict::StopReason;
 use dragnet_core::UpstreamError;
-use dragnet_http::{FetchError, LinkRefused, Target, Upstream};
+use dragnet_http::{LinkRefused, Target, Upstream};
 
 /// What a page says comes after it.
 pub(super) enum Next {
@@ -57,13 +58,10 @@ impl<U: Upstream> Walker<'_, U> {
             }
         }
         let mut seen: HashSet<String> = HashSet::new();
-        let mut previous: Option<Vec<u64>> = None;
+        let mut last = LastPage::default();
         // The next page's URL, once a page gave one.
         let mut link: Option<String> = None;
         loop {
-            if self.cancel.is_cancelled() {
-                return Ok(out.stop(StopReason::Cancelled, None));
-            }
             let target = match &link {
                 None => Target::Arguments(&args),
                 Some(url) => Target::Link {
@@ -71,37 +69,23 @@ impl<U: Upstream> Walker<'_, U> {
                     url,
                 },
             };
-            let (status, body, header_link) = match self.fetch_target(target).await {
-                Ok(r) => r,
-                Err(FetchError::Stopped(reason)) => return Ok(out.stop(reason, None)),
-                Err(FetchError::Upstream(e)) => return self.failed(out, e),
+            let fetched = match self.fetch_page(target, &mut out, false).await {
+                Step::Go(fetched) => fetched,
+                Step::Ended(end) => return end,
             };
-            let text = body.as_str();
-            let page = match self.read_page(text, status, &mut out, value) {
-                PageRead::Page(page) => page,
-                PageRead::Ended(end) => return end,
+            let text = fetched.body.as_str();
+            let page = match self.read_page(text, fetched.status, &mut out, value) {
+                Step::Go(page) => page,
+                Step::Ended(end) => return end,
             };
-            out.pages += 1;
-            let next = next_of(text, &page, &paging.next, header_link);
-            let ranges = ranges_of(text, &page.items);
+            let next = next_of(text, &page, &paging.next, fetched.link);
             // An API that ignores the cursor serves the same rows again.
-            let print = fingerprint(&page.items);
-            let n = page.items.len();
+            let rows = Rows::of(text, &page);
             drop(page);
-            if n > 0 && previous.as_ref() == Some(&print) {
-                let detail = format!(
-                    "page {} repeated page {}; its {n} rows were dropped",
-                    out.pages,
-                    out.pages - 1
-                );
-                self.report(out.pages, value);
-                return Ok(out.stop(StopReason::RepeatedPage, Some(detail)));
-            }
-            previous = Some(print);
-            let truncated = self.keep(body, ranges, value, &mut out);
-            self.report(out.pages, value);
-            if truncated {
-                return Ok(out.stop(StopReason::Items, None));
+            let repeats = Repeats::PagesWithRows;
+            let body = fetched.body;
+            if let Some(stop) = self.keep_page(body, rows, &mut last, repeats, value, &mut out) {
+                return Ok(stop);
             }
             let (position, what) = match &next {
                 Next::End => return Ok(out.done()),
@@ -132,11 +116,8 @@ impl<U: Upstream> Walker<'_, U> {
                 },
                 _ => None,
             };
-            if out.pages >= self.budget.limits.max_pages {
-                return Ok(out.stop(StopReason::Pages, None));
-            }
-            if let Some(reason) = self.budget.exhausted() {
-                return Ok(out.stop(reason, None));
+            if let Some(stop) = self.bounded(&mut out) {
+                return Ok(stop);
             }
             match (next, url) {
                 (_, Some(url)) => link = Some(url),
