@@ -6,9 +6,11 @@
 //! verdict under `_loop`.
 //!
 //! Layout, file to run:
+//! - [`step_id`]: a step's id, the vocabulary refs and the model share.
 //! - [`workflow`]: the file as written (serde types, the JSON Schema) and
 //!   its compilation into validated types, every problem located.
-//! - [`refs`]: `${{ … }}` references and their bounded evaluation.
+//! - [`refs`]: `{ref: "<JSONPath>"}` references and their bounded
+//!   evaluation.
 //! - [`plan`]: the DAG of steps from `needs`, refs and branch gates.
 //! - [`schedule`]: cron triggers in time (DST gaps and repeats, catch-up).
 //! - [`run`]: the executor: steps in parallel, tool steps through the walk,
@@ -21,6 +23,7 @@ pub mod plan;
 pub mod refs;
 pub mod run;
 pub mod schedule;
+pub mod step_id;
 pub mod workflow;
 
 pub use error::Error;

@@ -20,7 +20,7 @@ use dragnet_core::json;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::workflow::model::StepId;
+use crate::step_id::StepId;
 
 /// What a ref reads from.
 #[derive(Debug, Clone, PartialEq, Eq)]

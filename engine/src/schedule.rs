@@ -111,7 +111,7 @@ pub fn parse_cron(expression: &str) -> Result<cron::Schedule, String> {
         format!(
             "invalid cron expression `{expression}`: {}; write 5 fields \
              (minute hour day-of-month month day-of-week) or 6 (seconds first)",
-            crate::workflow::last_line(&e.to_string())
+            dragnet_located::context::last_line(&e.to_string())
         )
     })
 }

@@ -16,7 +16,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dragnet_core::secret::Secret;
 use dragnet_core::{Tool, UpstreamError};
 use dragnet_http::{HostPolicy, RawResponse, Redactor, Upstream};
 use rmcp::model::{
@@ -381,10 +380,8 @@ impl Upstream for McpCall<'_> {
     }
 }
 
-/// A child's environment besides the default one: each name with its
-/// value (read from the gateway's environment at start, or written in the
-/// configuration).
-pub type ChildVars = Vec<(String, Secret)>;
+/// A child's environment besides the default one.
+pub use crate::server::ChildVars;
 
 /// The variables of the gateway's own environment every child gets (the
 /// MCP SDKs' default environment); nothing else of it is passed on.

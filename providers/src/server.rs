@@ -5,6 +5,13 @@
 
 use std::collections::BTreeMap;
 
+use dragnet_core::secret::Secret;
+
+/// A child's environment besides the default one: each name with its
+/// value (read from the gateway's environment at start, or written in the
+/// configuration).
+pub type ChildVars = Vec<(String, Secret)>;
+
 /// How an upstream MCP server is reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpServer {
@@ -48,5 +55,5 @@ pub enum McpSource {
 pub struct DeclaredServer {
     /// Always a [`McpServer::Command`].
     pub server: McpServer,
-    pub vars: crate::mcp_client::ChildVars,
+    pub vars: ChildVars,
 }

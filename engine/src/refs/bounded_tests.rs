@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::bounded::{query, Exceeded, Limits};
 use super::{query_with, RefExpr, Scope};
-use crate::workflow::model::StepId;
+use crate::step_id::StepId;
 
 fn documents() -> Vec<Value> {
     vec![

@@ -27,7 +27,6 @@ use dragnet_located::{context, cursor, yaml};
 
 use std::path::Path;
 
-pub(crate) use context::last_line;
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use documents::DocumentSource;
 

@@ -3,7 +3,6 @@
 //! tool, ref and loop setting in it was checked.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,21 +15,8 @@ use serde_json::Value;
 
 use crate::refs::RefExpr;
 
-/// A step id: `^[A-Za-z_][A-Za-z0-9_-]*$`, unique in its workflow.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StepId(pub String);
-
-impl fmt::Display for StepId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl StepId {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
+/// A step id (vocabulary refs and the model share).
+pub use crate::step_id::StepId;
 
 /// Where something sits in the workflow file.
 pub use dragnet_located::Location;
