@@ -49,7 +49,12 @@ impl FromRequestParts<AppState> for Caller {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .ok_or(ApiError::MissingToken)?;
-        match state.db().caller_of_token(&token_hash(token)).await? {
+        match state
+            .db()
+            .teams()
+            .caller_of_token(&token_hash(token))
+            .await?
+        {
             Some((team, token_id)) => Ok(Caller(team, token_id)),
             None => Err(ApiError::BadToken),
         }
@@ -93,6 +98,7 @@ pub async fn create_token(
     );
     let token_id = format!("tok_{}", random_hex(6));
     let info = db
+        .teams()
         .create_token(&token_id, team, &token_hash(&token), now)
         .await?;
     Ok(NewToken { info, token })

@@ -150,7 +150,13 @@ impl Reader {
                     }
                 }
                 None => {
-                    let record = match self.state.db().get_run_with(&self.run_id, false).await {
+                    let record = match self
+                        .state
+                        .db()
+                        .runs()
+                        .get_run_with(&self.run_id, false)
+                        .await
+                    {
                         Ok(record) => record,
                         Err(error) => {
                             tracing::error!(run_id = %self.run_id, %error, "reading a run to stream");
@@ -191,7 +197,7 @@ impl Reader {
     /// told from its record: each finished step, then its end.
     async fn stored(&self) -> Vec<RunEvent> {
         let db = self.state.db();
-        match db.run_events(&self.run_id, self.after).await {
+        match db.runs().run_events(&self.run_id, self.after).await {
             Ok(events) if !events.is_empty() => return events,
             Ok(_) => {}
             Err(error) => {
@@ -199,12 +205,12 @@ impl Reader {
                 return Vec::new();
             }
         }
-        match db.run_events(&self.run_id, 0).await {
+        match db.runs().run_events(&self.run_id, 0).await {
             Ok(all) if all.is_empty() => {}
             // Stored, and every one of them sent already.
             _ => return Vec::new(),
         }
-        match db.get_run_with(&self.run_id, false).await {
+        match db.runs().get_run_with(&self.run_id, false).await {
             Ok(Some(record)) => told_from(&record)
                 .into_iter()
                 .filter(|e| e.seq > self.after)

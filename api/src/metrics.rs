@@ -167,13 +167,13 @@ async fn render(state: &AppState) -> ApiResult<String> {
         out,
         "# TYPE dragnet_runs_queued gauge\ndragnet_runs_queued {queued}"
     );
-    let now = state.tick_clock().now(state.db()).await?;
+    let now = state.tick_clock().now(&state.db().schedules()).await?;
     let _ = writeln!(
         out,
         "# HELP dragnet_schedule_lateness_seconds How long each active schedule's oldest due tick has waited."
     );
     let _ = writeln!(out, "# TYPE dragnet_schedule_lateness_seconds gauge");
-    for s in state.db().active_schedules().await? {
+    for s in state.db().schedules().active_schedules().await? {
         let Ok(t) = CronTrigger::from_parts(&s.cron, &s.timezone, &s.catch_up, &s.overlap) else {
             continue;
         };

@@ -77,6 +77,7 @@ pub async fn create(
         true => RunStatus::Queued,
         false => state
             .db()
+            .runs()
             .get_run_with(&started.run_id, false)
             .await?
             .map_or(RunStatus::Queued, |r| r.status),
@@ -158,6 +159,7 @@ pub async fn list(
     };
     let mut runs: Vec<RunItem> = state
         .db()
+        .runs()
         .list_runs_where(&filter, limit + 1)
         .await?
         .into_iter()
@@ -240,6 +242,7 @@ pub async fn owned_run(
     let version = check_owner(state, caller, run_id).await?;
     let record = state
         .db()
+        .runs()
         .get_run_with(run_id, outputs)
         .await?
         .ok_or_else(|| ApiError::not_found("run", run_id))?;
@@ -256,7 +259,12 @@ pub async fn check_owner(
     if !storable(run_id) {
         return Err(missing());
     }
-    let (team, version) = state.db().run_owner(run_id).await?.ok_or_else(missing)?;
+    let (team, version) = state
+        .db()
+        .runs()
+        .run_owner(run_id)
+        .await?
+        .ok_or_else(missing)?;
     match team.as_deref() == Some(caller.team_id()) {
         true => Ok(version),
         false => Err(missing()),

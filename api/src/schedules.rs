@@ -33,9 +33,9 @@ pub async fn describe(
     workflow: Option<&str>,
 ) -> ApiResult<Vec<ScheduleBody>> {
     let db = state.db();
-    let now = state.tick_clock().now(db).await?;
+    let now = state.tick_clock().now(&db.schedules()).await?;
     let mut out = Vec::new();
-    for s in db.team_schedules(team_id, workflow).await? {
+    for s in db.schedules().team_schedules(team_id, workflow).await? {
         let trigger = CronTrigger::from_parts(&s.cron, &s.timezone, &s.catch_up, &s.overlap).ok();
         let next = match (&trigger, s.active) {
             (Some(t), true) => t.next_ticks(now.max(s.last_tick_at), NEXT),
@@ -47,6 +47,7 @@ pub async fn describe(
         };
         let lateness_ms = due.map_or(0, |d| (now - d).num_milliseconds().max(0));
         let ticks: Vec<TickBody> = db
+            .schedules()
             .recent_ticks(&s.schedule_id, LATEST)
             .await?
             .into_iter()

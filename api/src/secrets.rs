@@ -117,7 +117,7 @@ pub async fn set_secret(
         return Err(SecretError::Empty);
     }
     let sealed = seal_secret(sealer, team_id, name, value)?;
-    db.put_secret(team_id, name, &sealed, now).await?;
+    db.secrets().put_secret(team_id, name, &sealed, now).await?;
     Ok(())
 }
 
@@ -139,6 +139,7 @@ pub async fn check_push(
     let set: BTreeSet<String> = match keeps {
         true => state
             .db()
+            .secrets()
             .list_secrets(team_id)
             .await?
             .into_iter()
@@ -275,6 +276,7 @@ pub async fn put(
 pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
     let secrets = state
         .db()
+        .secrets()
         .list_secrets(caller.team_id())
         .await?
         .into_iter()
@@ -302,7 +304,12 @@ pub async fn delete(
     Path(name): Path<String>,
 ) -> ApiResult<Response> {
     check_name(&name)?;
-    match state.db().delete_secret(caller.team_id(), &name).await? {
+    match state
+        .db()
+        .secrets()
+        .delete_secret(caller.team_id(), &name)
+        .await?
+    {
         true => Ok(StatusCode::NO_CONTENT.into_response()),
         false => Err(ApiError::not_found("secret", name)),
     }
@@ -310,7 +317,8 @@ pub async fn delete(
 
 /// Team `team`'s id, by name (the operator's `dragnet secrets`).
 pub async fn team_id_of(db: &Db, team: &str) -> Result<String, SecretError> {
-    db.team_by_name(team)
+    db.teams()
+        .team_by_name(team)
         .await?
         .map(|t| t.team_id)
         .ok_or_else(|| SecretError::UnknownTeam(team.to_string()))

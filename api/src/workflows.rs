@@ -216,6 +216,7 @@ pub(crate) async fn push(
     crate::secrets::check_push(state, caller.team_id(), &up.file_name, &up.source, &wf).await?;
     let pushed = state
         .db()
+        .workflows()
         .push_workflow(
             NewVersion {
                 team_id: caller.team_id(),
@@ -239,6 +240,7 @@ pub(crate) async fn push(
     let specs = dragnet_runner::scheduler::specs(caller.team_id(), &wf);
     state
         .db()
+        .schedules()
         .sync_schedules(caller.team_id(), &name, &specs, state.clock().now())
         .await?;
     Ok(PushedBody {
@@ -257,6 +259,7 @@ pub(crate) async fn push(
 pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
     let workflows = state
         .db()
+        .workflows()
         .list_workflows(caller.team_id())
         .await?
         .into_iter()
@@ -287,10 +290,12 @@ pub async fn get(
     let name = storable_name(name, "workflow")?;
     let db = state.db();
     let (summary, versions) = db
+        .workflows()
         .get_workflow(caller.team_id(), &name)
         .await?
         .ok_or_else(|| ApiError::not_found("workflow", &name))?;
     let current = db
+        .workflows()
         .workflow_version(caller.team_id(), &name, summary.current_version)
         .await?
         .ok_or_else(|| ApiError::not_found("workflow", &name))?;
@@ -333,12 +338,14 @@ pub async fn delete(
     let now = state.clock().now();
     match state
         .db()
+        .workflows()
         .delete_workflow(caller.team_id(), &name, now)
         .await?
     {
         true => {
             state
                 .db()
+                .schedules()
                 .stop_schedules(caller.team_id(), &name, now)
                 .await?;
             Ok(StatusCode::NO_CONTENT.into_response())

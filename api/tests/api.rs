@@ -74,8 +74,9 @@ async fn requests_need_a_live_token_and_teams_see_only_their_own(db: Db) -> Resu
     ensure!(listed["workflows"] == Value::Array(vec![]), "{listed}");
 
     // A revoked token is refused from then on.
-    let tokens = api.db.list_tokens(Some("acme")).await?;
+    let tokens = api.db.teams().list_tokens(Some("acme")).await?;
     api.db
+        .teams()
         .revoke_token(&tokens[0].token_id, chrono::Utc::now())
         .await?;
     let (status, body) = api.get("/v1/workflows", &a).await?;
@@ -150,7 +151,7 @@ async fn shutdown_hands_back_runs_past_the_grace_period(db: Db) -> Result<()> {
     // Handed back, not ended: queued for whoever claims it next, its
     // attempt kept; its live stream ended saying so, and nothing of the
     // hand-back's cancellation was stored.
-    let record = db.get_run(&run).await?.context("no run")?;
+    let record = db.runs().get_run(&run).await?.context("no run")?;
     ensure!(record.status == RunStatus::Queued, "{:?}", record.status);
     ensure!(
         record
@@ -164,7 +165,7 @@ async fn shutdown_hands_back_runs_past_the_grace_period(db: Db) -> Result<()> {
     let end = events.last().map(|e| e.data.clone()).unwrap_or_default();
     ensure!(ended && end.contains("handedBack"), "{events:?}");
     ensure!(
-        db.run_events(&run, 0).await?.is_empty(),
+        db.runs().run_events(&run, 0).await?.is_empty(),
         "the attempt's events are not stored"
     );
     // Claimable at once (no lease to wait out): the server started again

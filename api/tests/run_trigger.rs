@@ -76,6 +76,7 @@ async fn api_and_scheduled_runs_say_what_started_them(db: Db) -> Result<()> {
     let t = api.team("acme").await?;
     let token_id = api
         .db
+        .teams()
         .list_tokens(Some("acme"))
         .await?
         .first()

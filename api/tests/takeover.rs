@@ -68,7 +68,7 @@ async fn a_run_whose_lease_expired_is_taken_over_and_resumed(db: Db) -> Result<(
     // Wait until the first step is done and the second under way.
     let mut started = false;
     for _ in 0..200 {
-        let record = db.get_run(&run).await?;
+        let record = db.runs().get_run(&run).await?;
         if let Some(r) = record {
             let status = |i: usize| r.steps.get(i).map(|s| s.status);
             if status(0) == Some(StepStatus::Succeeded) && status(1) == Some(StepStatus::Running) {
@@ -81,7 +81,7 @@ async fn a_run_whose_lease_expired_is_taken_over_and_resumed(db: Db) -> Result<(
     ensure!(started, "the run did not reach its second step");
     // And until its walk has kept a few pages.
     for _ in 0..200 {
-        if db.kept_pages(&run, Some("open_orders")).await? >= 3 {
+        if db.runs().kept_pages(&run, Some("open_orders")).await? >= 3 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
@@ -100,7 +100,7 @@ async fn a_run_whose_lease_expired_is_taken_over_and_resumed(db: Db) -> Result<(
     ensure!(a.state.live().all().is_empty(), "A gave the run up");
     // What A's walk fetched and kept before it lost the run (its later
     // pages were refused: they are not the attempt's that holds the run).
-    let kept = db.kept_pages(&run, Some("open_orders")).await?;
+    let kept = db.runs().kept_pages(&run, Some("open_orders")).await?;
     ensure!(kept >= 3, "A kept {kept} of its pages");
     let seen_by_a = a.shop.requests().len();
     dragnet_store::testing::expire_lease(&db, &run).await?;
@@ -137,10 +137,10 @@ async fn a_run_whose_lease_expired_is_taken_over_and_resumed(db: Db) -> Result<(
         "{note}"
     );
     ensure!(
-        db.kept_pages(&run, None).await? == 0,
+        db.runs().kept_pages(&run, None).await? == 0,
         "the ended run's pages are deleted"
     );
-    let record = db.get_run(&run).await?.expect("the run is stored");
+    let record = db.runs().get_run(&run).await?.expect("the run is stored");
     ensure!(record.status == RunStatus::Succeeded, "{:?}", record.status);
     ensure!(record
         .steps
@@ -164,34 +164,37 @@ async fn a_claimed_run_that_cannot_start_is_recorded_failed_once(db: Db) -> Resu
     let a = Api::start_with(db.clone(), config()).await?;
     let _ = a.team("acme").await?;
     let team = db
+        .teams()
         .team_by_name("acme")
         .await?
         .ok_or_else(|| anyhow::anyhow!("no team"))?;
     // A run of a workflow version that does not exist (left by a process
     // that died), nobody's yet.
-    db.submit_run(
-        dragnet_store::NewRun {
-            run_id: "run_ghost",
-            team_id: &team.team_id,
-            workflow: "ghost",
-            version: 9,
-            source: "ghost.yaml",
-            inputs: &serde_json::json!({}),
-            idempotency: None,
-            launch: None,
-            claim: None,
-            trigger: None,
-        },
-        &dragnet_store::RunOwner::this_process(),
-        chrono::Utc::now(),
-    )
-    .await?;
+    db.runs()
+        .submit_run(
+            dragnet_store::NewRun {
+                run_id: "run_ghost",
+                team_id: &team.team_id,
+                workflow: "ghost",
+                version: 9,
+                source: "ghost.yaml",
+                inputs: &serde_json::json!({}),
+                idempotency: None,
+                launch: None,
+                claim: None,
+                trigger: None,
+            },
+            &dragnet_store::RunOwner::this_process(),
+            chrono::Utc::now(),
+        )
+        .await?;
     ensure!(claimer::pass(a.state.launcher()).await? == 0);
-    let record = db.get_run("run_ghost").await?.expect("stored");
+    let record = db.runs().get_run("run_ghost").await?.expect("stored");
     ensure!(record.status == RunStatus::Failed, "{:?}", record.status);
     // Final now: not claimed again.
     ensure!(claimer::pass(a.state.launcher()).await? == 0);
     ensure!(db
+        .leases()
         .claim_next("someone", LeaseLength::DEFAULT)
         .await?
         .is_none());
@@ -257,6 +260,7 @@ async fn a_run_left_for_anyone_wakes_the_claimers_at_once() {
         for _ in 0..100 {
             if worker.state.live().get(&run).is_some()
                 || db
+                    .runs()
                     .get_run(&run)
                     .await?
                     .is_some_and(|r| r.status == RunStatus::Succeeded)

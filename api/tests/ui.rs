@@ -310,7 +310,10 @@ async fn the_cache_page_shows_and_purges_the_teams_entries_only(db: Db) -> Resul
         let run = api.run(token, "orders", "{}").await?;
         api.finished(token, &run).await?;
     }
-    ensure!(db.cache_list().await?.len() == 2, "one entry per team");
+    ensure!(
+        db.cache().cache_list().await?.len() == 2,
+        "one entry per team"
+    );
     let mine = sign_in(&api, &a).await?;
     let (status, shown) = page(&api, "/ui/cache", &mine).await?;
     ensure!(status == StatusCode::OK, "{status}");
@@ -320,12 +323,12 @@ async fn the_cache_page_shows_and_purges_the_teams_entries_only(db: Db) -> Resul
     );
     let csrf = csrf_in(&shown).context("the purge form's CSRF value")?;
     ensure!(post(&api, "/ui/cache/purge", &mine, "").await? == StatusCode::FORBIDDEN);
-    ensure!(db.cache_list().await?.len() == 2);
+    ensure!(db.cache().cache_list().await?.len() == 2);
     ensure!(
         post(&api, "/ui/cache/purge", &mine, &format!("csrf={csrf}")).await?
             == StatusCode::SEE_OTHER
     );
-    let left = db.cache_list().await?;
+    let left = db.cache().cache_list().await?;
     ensure!(left.len() == 1, "only the team's entry went: {left:?}");
     let (_, shown) = page(&api, "/ui/cache", &mine).await?;
     ensure!(shown.contains("No cached walks"), "{shown}");

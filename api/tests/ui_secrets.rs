@@ -102,6 +102,7 @@ async fn a_team_sets_lists_and_deletes_its_secrets_on_the_page(db: Db) -> Result
     ensure!(status == StatusCode::FORBIDDEN, "{status}");
     ensure!(api
         .db
+        .secrets()
         .list_secrets(&team_id(&api, "acme").await?)
         .await?
         .is_empty());
@@ -142,6 +143,7 @@ async fn a_team_sets_lists_and_deletes_its_secrets_on_the_page(db: Db) -> Result
     .await?;
     ensure!(
         api.db
+            .secrets()
             .list_secrets(&team_id(&api, "acme").await?)
             .await?
             .len()
@@ -167,6 +169,7 @@ async fn a_team_sets_lists_and_deletes_its_secrets_on_the_page(db: Db) -> Result
 async fn team_id(api: &Api, name: &str) -> Result<String> {
     Ok(api
         .db
+        .teams()
         .team_by_name(name)
         .await?
         .context("the team")?

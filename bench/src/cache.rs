@@ -236,7 +236,7 @@ async fn on_backend(work: Arc<Work>, backend: Backend) -> Result<Outcome> {
 async fn runs(work: &Work, db: Db) -> Result<Outcome> {
     let heap = work.measure.heap();
     let policy = CachePolicy {
-        store: Arc::new(db.clone()),
+        store: Arc::new(db.cache()),
         mode: CacheMode::On,
         scope: CacheScope::Organisation {
             org: "bench".into(),
@@ -253,7 +253,7 @@ async fn runs(work: &Work, db: Db) -> Result<Outcome> {
         let (uncached, u) = sample_async(heap, call(work, None)).await;
         check_live(work, &uncached?, false)?;
 
-        db.cache_purge(None).await?;
+        db.cache().cache_purge(None).await?;
         work.shop.clear_requests();
         let (live, l) = sample_async(heap, call(work, Some(&policy))).await;
         let live = live?;
@@ -272,11 +272,13 @@ async fn runs(work: &Work, db: Db) -> Result<Outcome> {
         let seen = work.shop.requests().len();
         ensure!(seen == 0, "the hit sent {seen} requests to the shop");
 
-        let listing = db.cache_list().await?;
+        let listing = db.cache().cache_list().await?;
         ensure!(listing.len() == 1, "one entry is stored");
         let entry = &listing[0];
         let (read, r) = sample_async(None, async {
-            db.get(&entry.scope, &entry.key, SystemClock.now()).await
+            db.cache()
+                .get(&entry.scope, &entry.key, SystemClock.now())
+                .await
         })
         .await;
         let read = read
@@ -291,7 +293,7 @@ async fn runs(work: &Work, db: Db) -> Result<Outcome> {
             payload: stored::encode_layout2(&live.payload),
             ..read
         };
-        db.cache_put_zlib(&old).await?;
+        db.cache().cache_put_zlib(&old).await?;
         work.shop.clear_requests();
         let (old_hit, o) = sample_async(heap, call(work, Some(&policy))).await;
         let old_hit = old_hit?;
@@ -317,7 +319,12 @@ async fn runs(work: &Work, db: Db) -> Result<Outcome> {
             out.items = entry.items;
             out.stored_bytes = entry.stored_bytes;
             out.payload_bytes = stored::encode(&live.payload).len();
-            out.old_stored_bytes = db.cache_list().await?.first().map_or(0, |e| e.stored_bytes);
+            out.old_stored_bytes = db
+                .cache()
+                .cache_list()
+                .await?
+                .first()
+                .map_or(0, |e| e.stored_bytes);
             let v = &live.verdict;
             out.verdict = format!(
                 "complete={} requests={} items={} stoppedBy={}",

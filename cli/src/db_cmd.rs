@@ -63,7 +63,7 @@ pub async fn runs(config: &Config, command: RunsCommand, out: &mut Out) -> Resul
         return runs_inner(&client, &place, command, out).await;
     }
     let services = Services::open(config).await?;
-    let outcome = runs_inner(&services.db, services.db.backend(), command, out).await;
+    let outcome = runs_inner(&services.db.runs(), services.db.backend(), command, out).await;
     services.shutdown().await;
     outcome
 }
@@ -231,7 +231,7 @@ pub async fn cache(config: &Config, command: CacheCommand, out: &mut Out) -> Res
 async fn cache_inner(services: &Services, command: CacheCommand, out: &mut Out) -> Result<u8> {
     match command {
         CacheCommand::List { json } => {
-            let list = services.db.cache_list().await?;
+            let list = services.db.cache().cache_list().await?;
             if json {
                 let rows: Vec<serde_json::Value> = list
                     .iter()
@@ -258,7 +258,11 @@ async fn cache_inner(services: &Services, command: CacheCommand, out: &mut Out) 
             }
         }
         CacheCommand::Purge(args) => {
-            let n = services.db.cache_purge(args.tool.as_deref()).await?;
+            let n = services
+                .db
+                .cache()
+                .cache_purge(args.tool.as_deref())
+                .await?;
             writeln!(out, "purged {n} cached walk(s)")?;
         }
     }

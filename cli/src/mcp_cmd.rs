@@ -230,7 +230,7 @@ pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> 
     let services = Services::open(config).await?;
     services.start_sweeper();
     let cache = (config.cache_mode != CacheMode::Off).then(|| {
-        let store: Arc<dyn dragnet_core::ports::cache::CacheStore> = Arc::new(services.db.clone());
+        let store: Arc<dyn dragnet_core::ports::cache::CacheStore> = Arc::new(services.db.cache());
         (store, config.cache_mode)
     });
     let organisation = agent_config.organisation.clone();
@@ -239,10 +239,10 @@ pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> 
         GatewayServices {
             env: Arc::new(|var| std::env::var(var).ok()),
             embedded: shop.as_ref().map(|s| s.base_url().to_string()),
-            results: Arc::new(services.db.clone()),
+            results: Arc::new(services.db.results()),
             cache,
             clock: services.clock.clone(),
-            connections: Some(Arc::new(services.db.clone())),
+            connections: Some(Arc::new(services.db.connections())),
         },
     )
     .await?;

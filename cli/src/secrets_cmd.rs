@@ -103,7 +103,7 @@ pub async fn secrets(config: &Config, command: SecretsCommand, out: &mut Out) ->
                 let team_id = secrets::team_id_of(&services.db, &team)
                     .await
                     .map_err(argument)?;
-                for s in services.db.list_secrets(&team_id).await? {
+                for s in services.db.secrets().list_secrets(&team_id).await? {
                     writeln!(
                         out,
                         "{:<40} updated {}",
@@ -117,7 +117,7 @@ pub async fn secrets(config: &Config, command: SecretsCommand, out: &mut Out) ->
                 let team_id = secrets::team_id_of(&services.db, &team)
                     .await
                     .map_err(argument)?;
-                match services.db.delete_secret(&team_id, &name).await? {
+                match services.db.secrets().delete_secret(&team_id, &name).await? {
                     true => writeln!(out, "deleted secret {name} of team {team}")?,
                     false => {
                         return Err(CliError::argument_error(

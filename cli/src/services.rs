@@ -32,7 +32,8 @@ impl Services {
         let db = Db::connect_pooled(&config.database_url, config.pool_size).await?;
         db.migrate().await.context("applying migrations")?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        db.mark_interrupted(&hostname(), &pid_alive, STALE_AFTER, clock.now())
+        db.runs()
+            .mark_interrupted(&hostname(), &pid_alive, STALE_AFTER, clock.now())
             .await
             .context("checking for interrupted runs")?;
         Ok(Services {
@@ -48,7 +49,7 @@ impl Services {
     pub fn start_sweeper(&self) {
         if self.config.cache_mode != CacheMode::Off || self.config.keep_outputs.is_some() {
             spawn_store_sweeper(
-                self.db.clone(),
+                &self.db,
                 self.config.sweep_every,
                 self.config.keep_outputs,
                 self.clock.clone(),
@@ -61,7 +62,7 @@ impl Services {
     /// The cache as a run uses it.
     pub fn run_cache(&self, experiment: bool, refresh: bool) -> Option<RunCache> {
         (self.config.cache_mode != CacheMode::Off).then(|| RunCache {
-            store: Arc::new(self.db.clone()),
+            store: Arc::new(self.db.cache()),
             mode: self.config.cache_mode,
             org: self.config.org.clone(),
             experiment,
@@ -72,7 +73,7 @@ impl Services {
     /// An observer that writes the run as it progresses.
     pub fn store_observer(&self) -> Arc<StoreObserver> {
         Arc::new(StoreObserver::start(
-            self.db.clone(),
+            self.db.runs(),
             self.clock.clone(),
             ObserverOptions::default(),
             &self.tracker,

@@ -68,12 +68,13 @@ pub async fn teams(config: &Config, command: TeamsCommand, out: &mut Out) -> Res
                 let id = dragnet_api::new_team_id();
                 let team = services
                     .db
+                    .teams()
                     .create_team(&id, &name, services.clock.now())
                     .await?;
                 writeln!(out, "created team {} ({})", team.name, team.team_id)?;
             }
             TeamsCommand::List => {
-                for team in services.db.list_teams().await? {
+                for team in services.db.teams().list_teams().await? {
                     writeln!(
                         out,
                         "{:<24} {}  created {}",
@@ -107,12 +108,13 @@ pub async fn tokens(config: &Config, command: TokensCommand, out: &mut Out) -> R
             TokensCommand::Revoke { token_id } => {
                 services
                     .db
+                    .teams()
                     .revoke_token(&token_id, services.clock.now())
                     .await?;
                 writeln!(out, "revoked {token_id}")?;
             }
             TokensCommand::List { team } => {
-                for t in services.db.list_tokens(team.as_deref()).await? {
+                for t in services.db.teams().list_tokens(team.as_deref()).await? {
                     let state = match t.revoked_at {
                         Some(at) => format!("revoked {}", at.format("%Y-%m-%d %H:%M:%S")),
                         None => "live".to_string(),

@@ -33,7 +33,7 @@ impl Setup {
 
     fn policy(&self, mode: CacheMode, scope: CacheScope, read: bool) -> CachePolicy {
         CachePolicy {
-            store: Arc::new(self.db.clone()),
+            store: Arc::new(self.db.cache()),
             mode,
             ttl: scope.default_ttl(),
             scope,
@@ -126,7 +126,7 @@ async fn only_complete_walks_are_stored(db: Db) -> anyhow::Result<()> {
         .await;
     assert!(!partial.verdict.complete);
     assert!(!partial.cache.unwrap().stored);
-    assert!(s.db.cache_list().await?.is_empty());
+    assert!(s.db.cache().cache_list().await?.is_empty());
     let one_page = s
         .call(
             json!({"status": "open"}),
@@ -136,7 +136,7 @@ async fn only_complete_walks_are_stored(db: Db) -> anyhow::Result<()> {
         .await;
     assert!(!one_page.verdict.complete);
     assert!(
-        s.db.cache_list().await?.is_empty(),
+        s.db.cache().cache_list().await?.is_empty(),
         "a single page of a walkable tool is not complete"
     );
     Ok(())
@@ -153,7 +153,7 @@ async fn refresh_bypasses_and_replaces(db: Db) -> anyhow::Result<()> {
     assert!(s.requests() > before, "refresh fetched again");
     let label = fresh.cache.unwrap();
     assert!(!label.hit && label.stored);
-    let list = s.db.cache_list().await?;
+    let list = s.db.cache().cache_list().await?;
     assert_eq!(list.len(), 1, "replaced, not added");
     assert_eq!(list[0].cached_at, t0() + Span::minutes(10));
     Ok(())
@@ -163,7 +163,11 @@ async fn shadow_records_but_never_serves(db: Db) -> anyhow::Result<()> {
     let s = Setup::new(db).await;
     s.call(walk(), "", s.policy(CacheMode::Shadow, org(), true))
         .await;
-    assert_eq!(s.db.cache_list().await?.len(), 1, "shadow records the walk");
+    assert_eq!(
+        s.db.cache().cache_list().await?.len(),
+        1,
+        "shadow records the walk"
+    );
     let before = s.requests();
     let again = s
         .call(walk(), "", s.policy(CacheMode::Shadow, org(), true))

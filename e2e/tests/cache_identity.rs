@@ -40,7 +40,7 @@ fn seeded(first: i64, hits: Arc<AtomicU64>) -> Router {
 
 async fn call(tool: &Tool, base: &str, db: &Db) -> LoopResult {
     let policy = CachePolicy {
-        store: Arc::new(db.clone()),
+        store: Arc::new(db.cache()),
         mode: CacheMode::On,
         ttl: std::time::Duration::from_secs(3600),
         scope: CacheScope::Organisation { org: "acme".into() },
@@ -80,7 +80,7 @@ async fn two_servers_never_share_an_entry(db: Db) -> anyhow::Result<()> {
     assert!(again.cache.as_ref().unwrap().hit);
     assert_eq!(ids(&again), vec![1, 2, 3, 4, 5]);
     assert_eq!(hits_a.load(Ordering::Relaxed), 1);
-    assert_eq!(db.cache_list().await?.len(), 2);
+    assert_eq!(db.cache().cache_list().await?.len(), 2);
     Ok(())
 }
 

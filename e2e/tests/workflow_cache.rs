@@ -47,7 +47,7 @@ async fn run_once(
     let tracker = TaskTracker::new();
     let clock = Arc::new(TestClock::new(t0()));
     let store = Arc::new(StoreObserver::start(
-        db.clone(),
+        db.runs(),
         clock.clone(),
         ObserverOptions::default(),
         &tracker,
@@ -56,7 +56,7 @@ async fn run_once(
     let options = RunOptions {
         base_urls: HashMap::from([("shop".to_string(), shop.base_url().to_string())]),
         cache: Some(RunCache {
-            store: Arc::new(db.clone()),
+            store: Arc::new(db.cache()),
             mode: CacheMode::On,
             org: "acme".into(),
             experiment,
@@ -88,7 +88,7 @@ async fn opted_in_steps_are_served_from_the_cache(db: Db) -> anyhow::Result<()> 
         loop_of(&first, "uncached").get("cache").is_none(),
         "off unless the step opts in"
     );
-    let entries = db.cache_list().await?;
+    let entries = db.cache().cache_list().await?;
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].tool, "shop.listOrders");
     assert_eq!(entries[0].scope, "org:acme");
@@ -125,9 +125,9 @@ async fn opted_in_steps_are_served_from_the_cache(db: Db) -> anyhow::Result<()> 
     );
 
     // every run was recorded, with its steps
-    let runs = db.list_runs(10).await?;
+    let runs = db.runs().list_runs(10).await?;
     assert_eq!(runs.len(), 4);
-    let stored = serde_json::to_value(db.get_run(&second.run_id).await?.unwrap())?;
+    let stored = serde_json::to_value(db.runs().get_run(&second.run_id).await?.unwrap())?;
     assert_eq!(stored["status"], "succeeded");
     assert_eq!(stored["steps"][0]["verdict"]["complete"], true);
     shop.shutdown().await;

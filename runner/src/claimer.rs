@@ -34,6 +34,7 @@ pub async fn pass(launcher: &Launcher) -> Result<usize> {
     while !launcher.stopping().is_cancelled() && launcher.can_claim() {
         let claimed = launcher
             .db()
+            .leases()
             .claim_next(launcher.lease_owner(), launcher.config().lease)
             .await?;
         let Some(lease) = claimed else {
@@ -63,7 +64,7 @@ async fn fail(launcher: &Launcher, lease: &Lease, why: &str) {
 /// the tracked task `claimer`; it holds the launcher it starts runs with.
 pub fn spawn(launcher: Launcher, every: Duration, stop: CancellationToken, tracker: &TaskTracker) {
     let task = async move {
-        let mut wakeups = match launcher.db().wakeups().await {
+        let mut wakeups = match launcher.db().leases().wakeups().await {
             Ok(w) => w,
             Err(error) => {
                 tracing::warn!(%error, "not listening for runs to claim: polling only");
@@ -103,7 +104,7 @@ async fn woken(wakeups: &mut Option<Wakeups>) {
 /// Starts claimed run `lease.run_id` from its row.
 async fn resume(launcher: &Launcher, lease: Lease) -> Result<()> {
     let db = launcher.db();
-    let Some(row) = db.claimed_run(&lease.run_id).await? else {
+    let Some(row) = db.runs().claimed_run(&lease.run_id).await? else {
         return Ok(());
     };
     let workflows_dir = launcher.config().workflows_dir.clone();
@@ -115,7 +116,7 @@ async fn resume(launcher: &Launcher, lease: Lease) -> Result<()> {
         .unwrap_or_default();
     let mut reuse = HashMap::new();
     if let Some(original) = &record.rerun_of {
-        if let Some(earlier) = db.get_run(original).await? {
+        if let Some(earlier) = db.runs().get_run(original).await? {
             for id in &record.kept {
                 if let Some(step) = earlier.step(id) {
                     reuse.insert(step.id.clone(), step.clone());
@@ -125,7 +126,7 @@ async fn resume(launcher: &Launcher, lease: Lease) -> Result<()> {
     }
     // Taken over: the steps that had succeeded keep their records.
     let mut resumed = 0;
-    if let Some(own) = db.get_run(&lease.run_id).await? {
+    if let Some(own) = db.runs().get_run(&lease.run_id).await? {
         for step in own.steps {
             if step.status == StepStatus::Succeeded {
                 resumed += 1;

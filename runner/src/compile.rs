@@ -37,6 +37,7 @@ pub async fn version(
     version: i64,
 ) -> Result<Workflow> {
     let text = db
+        .workflows()
         .workflow_version(team_id, name, version)
         .await?
         .ok_or_else(|| Error::not_found("workflow", name))?;
@@ -59,6 +60,7 @@ pub async fn current(
     name: &str,
 ) -> Result<(Workflow, i64)> {
     let current = db
+        .workflows()
         .current_version(team_id, name)
         .await?
         .ok_or_else(|| Error::not_found("workflow", name))?;

@@ -12,7 +12,7 @@ use dragnet_core::ports::cache::CacheMode;
 use dragnet_core::Limits;
 use dragnet_engine::workflow::model::DeclaredServer;
 use dragnet_http::{HostPolicy, Sealer};
-use dragnet_store::{Db, LeaseLength};
+use dragnet_store::{LeaseLength, Schedules};
 
 /// How this process runs workflows.
 #[derive(Clone)]
@@ -108,9 +108,9 @@ impl Default for SchedulerConfig {
 
 impl TickClock {
     /// The time a schedule's ticks are read against.
-    pub async fn now(&self, db: &Db) -> Result<DateTime<Utc>, dragnet_store::Error> {
+    pub async fn now(&self, schedules: &Schedules) -> Result<DateTime<Utc>, dragnet_store::Error> {
         match self {
-            TickClock::Database => db.db_now().await,
+            TickClock::Database => schedules.db_now().await,
             TickClock::Fixed(c) => Ok(c.now()),
         }
     }

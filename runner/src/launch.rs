@@ -109,7 +109,7 @@ pub fn spawn_run(
     let config = launcher.config();
     let cache =
         (config.cache_mode != dragnet_core::ports::cache::CacheMode::Off).then(|| RunCache {
-            store: Arc::new(launcher.db().clone()),
+            store: Arc::new(launcher.db().cache()),
             mode: config.cache_mode,
             // Entries are the team's own: no team reads another's.
             org: format!("team:{team_id}"),
@@ -131,10 +131,7 @@ pub fn spawn_run(
         clock: launcher.clock().clone(),
         // Pages its walks fetch are kept: a process taking it over
         // continues from there.
-        journal: Some(Arc::new(RunPages::new(
-            launcher.db().clone(),
-            lease.clone(),
-        ))),
+        journal: Some(Arc::new(RunPages::new(launcher.db().runs(), lease.clone()))),
         hosts: Some(config.upstream_hosts.clone()),
         // Only the programs the operator declared are started.
         mcp_servers: config.mcp_servers.clone(),
@@ -147,12 +144,13 @@ pub fn spawn_run(
     let lost = CancellationToken::new();
     let queued_lease = lease.clone();
     let store = Arc::new(StoreObserver::start(
-        launcher.db().clone(),
+        launcher.db().runs(),
         launcher.clock().clone(),
         ObserverOptions {
             heartbeat: (config.lease.get() / 3).max(Duration::from_millis(100)),
             fencing: Some(Fencing {
                 lease,
+                leases: launcher.db().leases(),
                 length: config.lease,
                 lost: lost.clone(),
                 cancel_requested,
@@ -230,7 +228,7 @@ pub fn spawn_run(
         store.close().await;
         if handed_back {
             // Its writer has stopped: the run is anyone's to claim now.
-            match launcher.db().hand_back(&queued_lease).await {
+            match launcher.db().leases().hand_back(&queued_lease).await {
                 Ok(true) => {
                     tracing::info!(run_id = %live.run_id, "the run is handed back for another process to resume");
                     launcher.announce().await;
@@ -247,12 +245,13 @@ pub fn spawn_run(
         if !lost.is_cancelled() && !handed_back {
             // It ended here: the pages kept for a takeover go.
             if ended != RunStatus::Running {
-                if let Err(error) = launcher.db().forget_pages(&live.run_id).await {
+                if let Err(error) = launcher.db().runs().forget_pages(&live.run_id).await {
                     tracing::warn!(run_id = %live.run_id, %error, "the run's kept pages could not be deleted");
                 }
             }
             if let Err(error) = launcher
                 .db()
+                .runs()
                 .append_run_events(&live.run_id, &live.all_events())
                 .await
             {
@@ -315,12 +314,12 @@ async fn wait_for_slot(
                 return Err(RunStatus::Queued);
             }
             _ = beat.tick() => {
-                match launcher.db().renew_lease(lease, length).await {
+                match launcher.db().leases().renew_lease(lease, length).await {
                     Ok(Some(renewal)) => {
                         if renewal.cancel_requested {
                             cancel.cancel();
                         }
-                        if let Err(error) = launcher.db().heartbeat(&live.run_id, launcher.clock().now()).await {
+                        if let Err(error) = launcher.db().runs().heartbeat(&live.run_id, launcher.clock().now()).await {
                             tracing::warn!(run_id = %live.run_id, %error, "a queued run's heartbeat");
                         }
                     }
@@ -393,7 +392,7 @@ pub(crate) async fn end_unstarted(
     reason: &str,
 ) {
     let db = launcher.db();
-    let Ok(Some(mut record)) = db.get_run(&lease.run_id).await else {
+    let Ok(Some(mut record)) = db.runs().get_run(&lease.run_id).await else {
         return;
     };
     let now = launcher.clock().now();
@@ -410,11 +409,12 @@ pub(crate) async fn end_unstarted(
         }
     }
     let written = db
+        .runs()
         .write_run_fenced(&record, &RunOwner::this_process(), now, Some(lease))
         .await;
     match written {
         Ok(()) => {
-            if let Err(error) = db.forget_pages(&lease.run_id).await {
+            if let Err(error) = db.runs().forget_pages(&lease.run_id).await {
                 tracing::warn!(run_id = %lease.run_id, %error, "the run's kept pages could not be deleted");
             }
         }

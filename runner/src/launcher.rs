@@ -135,7 +135,7 @@ impl Launcher {
 
     /// Tells every claimer listening that a run can be claimed now.
     pub async fn announce(&self) {
-        if let Err(error) = self.db().notify_claimable().await {
+        if let Err(error) = self.db().leases().notify_claimable().await {
             tracing::debug!(%error, "telling claimers about a run");
         }
     }

@@ -72,6 +72,7 @@ pub async fn start(
         Outcome::Existing { run_id } => {
             let version = launcher
                 .db()
+                .runs()
                 .run_owner(&run_id)
                 .await?
                 .and_then(|o| o.1)
@@ -187,10 +188,11 @@ pub async fn cancel(launcher: &Launcher, team_id: &str, run_id: &str) -> Result<
         }
     }
     let db = launcher.db();
-    if !db.request_cancel(run_id).await? {
+    if !db.leases().request_cancel(run_id).await? {
         return Ok(false);
     }
     let claimed = db
+        .leases()
         .claim_unheld(run_id, launcher.lease_owner(), launcher.config().lease)
         .await?;
     if let Some(lease) = claimed {

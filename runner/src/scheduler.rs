@@ -105,8 +105,9 @@ pub async fn pass(launcher: &Launcher, config: &SchedulerConfig) -> Result<PassR
     if launcher.stopping().is_cancelled() {
         return Ok(report);
     }
-    let now = config.clock.now(launcher.db()).await?;
-    for schedule in launcher.db().active_schedules().await? {
+    let schedules = launcher.db().schedules();
+    let now = config.clock.now(&schedules).await?;
+    for schedule in schedules.active_schedules().await? {
         if let Err(error) = one(launcher, config, &schedule, now, &mut report).await {
             tracing::error!(schedule = %schedule.schedule_id, %error, "a schedule's tick failed");
         }
@@ -133,7 +134,11 @@ async fn one(
     })?;
     let db = launcher.db();
     if trigger.overlap == Overlap::Queue && running(launcher, schedule).await?.is_none() {
-        if let Some(at) = db.oldest_queued_tick(&schedule.schedule_id).await? {
+        if let Some(at) = db
+            .schedules()
+            .oldest_queued_tick(&schedule.schedule_id)
+            .await?
+        {
             if let Some(run_id) = fire(launcher, schedule, at, now, true).await? {
                 report.fired.push(run_id);
             }
@@ -181,6 +186,7 @@ async fn one(
 async fn running(launcher: &Launcher, schedule: &ScheduleRow) -> Result<Option<String>> {
     let latest = launcher
         .db()
+        .schedules()
         .latest_schedule_run(&schedule.schedule_id)
         .await?;
     Ok(latest.filter(|r| r.status == "running").map(|r| r.run_id))
@@ -203,6 +209,7 @@ async fn record(
     };
     Ok(launcher
         .db()
+        .schedules()
         .record_tick(&tick, &RunOwner::this_process(), now)
         .await?)
 }
@@ -242,6 +249,7 @@ async fn fire(
                 true => {
                     launcher
                         .db()
+                        .schedules()
                         .skip_queued(&schedule.schedule_id, at, &reason)
                         .await?
                 }
@@ -283,7 +291,11 @@ async fn trigger_value(
     at: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<Value> {
-    let (previous, complete) = launcher.db().schedule_runs(&schedule.schedule_id).await?;
+    let (previous, complete) = launcher
+        .db()
+        .schedules()
+        .schedule_runs(&schedule.schedule_id)
+        .await?;
     let shown = |r: Option<dragnet_store::ScheduleRun>| match r {
         None => json!({"run_id": null, "status": null, "complete": false, "started_at": null}),
         Some(r) => json!({

@@ -91,7 +91,7 @@ pub async fn for_run(
         );
         return Ok(out);
     };
-    for (name, sealed) in db.sealed_secrets(team_id).await? {
+    for (name, sealed) in db.secrets().sealed_secrets(team_id).await? {
         if !wanted.contains(&name) {
             continue;
         }

@@ -119,7 +119,7 @@ impl Launcher {
         let owner = RunOwner::this_process();
         let db = self.db();
         let written = match write {
-            Write::Request { .. } => match db.submit_run(new_run, &owner, now).await? {
+            Write::Request { .. } => match db.runs().submit_run(new_run, &owner, now).await? {
                 dragnet_store::Submitted::Created => true,
                 dragnet_store::Submitted::Existing { run_id } => {
                     return Ok(Outcome::Existing { run_id })
@@ -134,10 +134,11 @@ impl Launcher {
                     reason: None,
                     run: Some(new_run),
                 };
-                db.record_tick(&tick, &owner, now).await?
+                db.schedules().record_tick(&tick, &owner, now).await?
             }
             Write::QueuedTick { schedule_id, at } => {
-                db.fire_queued(schedule_id, at, &new_run, &owner, now)
+                db.schedules()
+                    .fire_queued(schedule_id, at, &new_run, &owner, now)
                     .await?
             }
         };

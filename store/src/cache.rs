@@ -1,4 +1,4 @@
-//! The cache of complete walks on `Db` (SPEC §5): the `CacheStore` seam of
+//! The cache of complete walks, `Cache` (SPEC §5): the `CacheStore` seam of
 //! dragnet-core. Rows are keyed by `(scope, key)`, so a lookup can only
 //! ever see its own scope's entries; a put is one upsert statement, so two
 //! writers racing on the same key leave one whole entry (the last one);
@@ -11,8 +11,13 @@ use dragnet_core::ports::cache::{CacheEntry, CacheListing, CacheStore, StoreErro
 use dragnet_core::ports::BoxFuture;
 
 use crate::codec::{self, Codec};
-use crate::db::{col, to_i64, to_u64, with_pool, Db, Stamp};
+use crate::db::{col, handle, to_i64, to_u64, with_pool, OnDb, Stamp};
 use crate::error::{Error, Result};
+
+handle! {
+    /// The cache of complete walks (`Db::cache`): dragnet-core's `CacheStore`.
+    Cache
+}
 
 const GET: &str = "SELECT tool, codec, payload, payload_bytes, items, cached_at, expires_at \
      FROM cache_entries WHERE scope = $1 AND key = $2 AND expires_at > $3";
@@ -39,7 +44,7 @@ struct Found {
     expires_at: DateTime<Utc>,
 }
 
-impl Db {
+impl Cache {
     /// The live entry for `(scope, key)` at `now`; expired ones are misses.
     pub async fn cache_get(
         &self,
@@ -199,7 +204,7 @@ impl Db {
     }
 }
 
-impl CacheStore for Db {
+impl CacheStore for Cache {
     fn get<'a>(
         &'a self,
         scope: &'a str,

@@ -4,14 +4,20 @@
 
 use dragnet_core::{ConnectionOwner, ConnectionStore, StoreFuture};
 
-use crate::db::{with_pool, Db};
+use crate::db::{handle, with_pool, OnDb};
 use crate::error::{Error, Result};
+
+handle! {
+    /// Connected-app credentials at rest (`Db::connections`): dragnet-core's
+    /// `ConnectionStore`.
+    Connections
+}
 
 const PUT: &str = "INSERT INTO connections (org, owner, provider, sealed) VALUES ($1, $2, $3, $4) \
      ON CONFLICT (org, owner, provider) DO UPDATE SET sealed = excluded.sealed";
 const GET: &str = "SELECT sealed FROM connections WHERE org = $1 AND owner = $2 AND provider = $3";
 
-impl Db {
+impl Connections {
     async fn put_connection(
         &self,
         owner: &ConnectionOwner,
@@ -51,7 +57,7 @@ impl Db {
     }
 }
 
-impl ConnectionStore for Db {
+impl ConnectionStore for Connections {
     fn put_sealed<'a>(
         &'a self,
         owner: &'a ConnectionOwner,

@@ -4,14 +4,26 @@
 //! timestamp codec `T` that is timestamptz on PostgreSQL and INTEGER
 //! milliseconds on SQLite. Every timestamp is kept at millisecond precision
 //! on both, so what a run or an entry reads back is the same everywhere.
+//! `Db` itself answers only for the connection (backend, migrations, ping,
+//! pools); the tables are reached through narrow handles, one per area
+//! (`db.teams()`, `db.runs()`, …), each a cheap clone of the pool, so a
+//! task is handed the areas it uses and no others.
 
 use chrono::{DateTime, SubsecRound, Utc};
 use sqlx::migrate::Migrator;
 use sqlx::{PgPool, SqlitePool};
 
+use crate::cache::Cache;
 use crate::connect::ACQUIRE_TIMEOUT;
+use crate::connections::Connections;
 use crate::error::{Error, Result};
+use crate::results::Results;
+use crate::runs::{Leases, Runs};
+use crate::schedules::Schedules;
+use crate::secrets::Secrets;
 use crate::setup_lock;
+use crate::teams::Teams;
+use crate::workflows::Workflows;
 
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
@@ -95,6 +107,89 @@ impl Db {
     }
 }
 
+/// The handles on the store's areas: each owns its tables and nothing else.
+impl Db {
+    /// Teams and their API tokens.
+    pub fn teams(&self) -> Teams {
+        Teams(self.clone())
+    }
+
+    /// Teams' secrets, sealed at rest.
+    pub fn secrets(&self) -> Secrets {
+        Secrets(self.clone())
+    }
+
+    /// Connected-app credentials (dragnet-core's `ConnectionStore`).
+    pub fn connections(&self) -> Connections {
+        Connections(self.clone())
+    }
+
+    /// Submitted workflows and their versions.
+    pub fn workflows(&self) -> Workflows {
+        Workflows(self.clone())
+    }
+
+    /// Workflows' schedules, their ticks, and the database's clock.
+    pub fn schedules(&self) -> Schedules {
+        Schedules(self.clone())
+    }
+
+    /// The cache of complete walks (dragnet-core's `CacheStore`).
+    pub fn cache(&self) -> Cache {
+        Cache(self.clone())
+    }
+
+    /// Stored results of agent calls (dragnet-core's `ResultStore`).
+    pub fn results(&self) -> Results {
+        Results(self.clone())
+    }
+
+    /// Run records, their steps, events and kept pages (the engine's
+    /// `RunLog`).
+    pub fn runs(&self) -> Runs {
+        Runs(self.clone())
+    }
+
+    /// Runs' leases: claiming, renewing, handing back, and the wake-ups of
+    /// claimers.
+    pub fn leases(&self) -> Leases {
+        Leases(self.clone())
+    }
+}
+
+/// What `with_pool!` runs on: the `Db`, or a handle on one of its areas.
+pub(crate) trait OnDb {
+    fn db(&self) -> &Db;
+
+    /// `"postgres"` or `"sqlite"`.
+    fn backend(&self) -> &'static str {
+        self.db().backend()
+    }
+}
+
+impl OnDb for Db {
+    fn db(&self) -> &Db {
+        self
+    }
+}
+
+/// Declares a handle on one area of the store: a `Db` clone that reaches
+/// the methods of that area only.
+macro_rules! handle {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $name(pub(crate) $crate::db::Db);
+
+        impl $crate::db::OnDb for $name {
+            fn db(&self) -> &$crate::db::Db {
+                &self.0
+            }
+        }
+    };
+}
+pub(crate) use handle;
+
 /// How one backend stores a timestamp.
 pub(crate) trait Stamp {
     type Raw;
@@ -136,7 +231,7 @@ impl Stamp for SqliteTime {
 /// timestamp codec; the body is type-checked once per backend.
 macro_rules! with_pool {
     ($db:expr, |$pool:ident, $T:ident| $body:expr) => {
-        match $db {
+        match $crate::db::OnDb::db($db) {
             $crate::db::Db::Postgres($pool) => {
                 #[allow(dead_code)]
                 type $T = $crate::db::PgTime;

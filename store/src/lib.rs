@@ -12,13 +12,41 @@
 //! dragnet-core's [`dragnet_core::ResultStore`] and
 //! [`dragnet_core::ConnectionStore`] ports (a store error crosses them
 //! whole, `ports`).
+//!
+//! Layout: [`Db`] is the connection only ([`Db::connect`],
+//! [`Db::migrate`], [`Db::ping`], [`Db::serving_lock`]); the tables are
+//! reached through one narrow handle per area, each a cheap clone of the
+//! pool, so a task is handed the areas it uses and no others:
+//! - [`Teams`] ([`Db::teams`]): teams and their hashed API tokens.
+//! - [`Secrets`] ([`Db::secrets`]): team secrets, sealed at rest.
+//! - [`Connections`] ([`Db::connections`]): connected-app credentials,
+//!   dragnet-core's `ConnectionStore`.
+//! - [`Workflows`] ([`Db::workflows`]): submitted workflows and versions.
+//! - [`Schedules`] ([`Db::schedules`]): schedules, their ticks, and the
+//!   database's clock they are timed by.
+//! - [`Cache`] ([`Db::cache`]): the cache of complete walks,
+//!   dragnet-core's `CacheStore`.
+//! - [`Results`] ([`Db::results`]): stored results of agent calls,
+//!   dragnet-core's `ResultStore`.
+//! - [`Runs`] ([`Db::runs`]): run records, steps, events, retention,
+//!   submission, interrupted runs and kept pages ([`RunPages`]); the
+//!   engine's `RunLog`.
+//! - [`Leases`] ([`Db::leases`]): claiming, renewing and handing back
+//!   runs, cancel requests, and claimers' [`Wakeups`].
+//!
+//! Tasks built on them: [`StoreObserver`] (its writer holds [`Runs`], and
+//! the [`Fencing`]'s [`Leases`] under a lease) and the sweepers
+//! ([`spawn_sweeper`], [`spawn_store_sweeper`]: [`Cache`], [`Results`],
+//! [`Runs`]).
 #![forbid(unsafe_code)]
 
 mod cache;
+pub use cache::Cache;
 mod codec;
 mod connect;
 mod connections;
 pub use connect::PoolSize;
+pub use connections::Connections;
 mod db;
 mod error;
 mod observer;
@@ -28,7 +56,7 @@ mod results;
 mod runs;
 mod schedules;
 mod secrets;
-pub use secrets::{open_secret, seal_secret, SecretInfo};
+pub use secrets::{open_secret, seal_secret, SecretInfo, Secrets};
 mod serving_lock;
 mod setup_lock;
 mod sweeper;
@@ -45,13 +73,15 @@ pub use db::{default_url, Db};
 pub use error::{Error, Result};
 pub use observer::{Fencing, ObserverOptions, StoreObserver};
 pub use process::{hostname, pid_alive};
-pub use results::EXPIRED_KEPT;
+pub use results::{Results, EXPIRED_KEPT};
 pub use runs::{
-    ClaimedRun, Lease, LeaseLength, NewRun, Renewal, RunEvent, RunFilter, RunOwner, RunPages,
-    Submitted, IDEMPOTENCY_WINDOW,
+    ClaimedRun, Lease, LeaseLength, Leases, NewRun, Renewal, RunEvent, RunFilter, RunOwner,
+    RunPages, Runs, Submitted, IDEMPOTENCY_WINDOW,
 };
-pub use schedules::{ScheduleRow, ScheduleRun, ScheduleSpec, TickRow, TickStatus, TickWrite};
+pub use schedules::{
+    ScheduleRow, ScheduleRun, ScheduleSpec, Schedules, TickRow, TickStatus, TickWrite,
+};
 pub use serving_lock::ServingLock;
 pub use sweeper::{spawn_store_sweeper, spawn_sweeper};
-pub use teams::{Team, TokenInfo};
-pub use workflows::{NewVersion, Pushed, VersionInfo, WorkflowSummary, WorkflowVersion};
+pub use teams::{Team, Teams, TokenInfo};
+pub use workflows::{NewVersion, Pushed, VersionInfo, WorkflowSummary, WorkflowVersion, Workflows};

@@ -20,8 +20,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::db::Db;
-use crate::runs::{Lease, LeaseLength, RunOwner};
+use crate::runs::{Lease, LeaseLength, Leases, RunOwner, Runs};
 use crate::writer::Writer;
 
 /// How a `StoreObserver` behaves.
@@ -43,6 +42,8 @@ pub struct ObserverOptions {
 #[derive(Debug, Clone)]
 pub struct Fencing {
     pub lease: Lease,
+    /// Where each heartbeat renews it.
+    pub leases: Leases,
     /// How far each heartbeat extends the lease.
     pub length: LeaseLength,
     /// Cancelled when a write is refused or a renewal fails: another
@@ -76,7 +77,7 @@ pub(crate) enum Event {
     Close,
 }
 
-/// Writes one run at a time to a `Db` as it progresses. Give it to the
+/// Writes one run at a time to the store's `Runs` as it progresses. Give it to the
 /// executor as its observer; call `close` after the run returns.
 pub struct StoreObserver {
     events: mpsc::UnboundedSender<Event>,
@@ -88,14 +89,14 @@ impl StoreObserver {
     /// Starts the writer task on `tracker`; `cancel` stops it (after a
     /// grace period for the run's final events).
     pub fn start(
-        db: Db,
+        runs: Runs,
         clock: Arc<dyn Clock>,
         options: ObserverOptions,
         tracker: &TaskTracker,
         cancel: CancellationToken,
     ) -> StoreObserver {
         let (events, receiver) = mpsc::unbounded_channel();
-        let writer = Writer::new(db, clock.clone(), options);
+        let writer = Writer::new(runs, clock.clone(), options);
         let handle = tracker.spawn(writer.run(receiver, cancel));
         StoreObserver {
             events,

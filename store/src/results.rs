@@ -11,8 +11,14 @@ use dragnet_core::{ResultId, ResultScope, ResultStore, StoreFuture};
 use dragnet_walk::cache::stored;
 
 use crate::codec::{self, Codec};
-use crate::db::{col, to_i64, to_u64, with_pool, Db, Stamp};
+use crate::db::{col, handle, to_i64, to_u64, with_pool, OnDb, Stamp};
 use crate::error::{Error, Result};
+
+handle! {
+    /// Stored results of agent calls (`Db::results`): dragnet-core's
+    /// `ResultStore`.
+    Results
+}
 
 /// A stored result as the gateway keeps it: its text and the payload.
 type StoredResult = dragnet_core::StoredResult<Payload>;
@@ -28,7 +34,7 @@ const PUT: &str = "INSERT INTO stored_results (result_id, org, thread, text_pack
 const GET: &str = "SELECT org, thread, text_packed, text_bytes, items_packed, items_bytes, \
      expires_at FROM stored_results WHERE result_id = $1";
 
-impl Db {
+impl Results {
     /// Keeps `result` under `id` for `scope` until `expires_at`.
     pub async fn put_result(
         &self,
@@ -123,7 +129,7 @@ impl Db {
     }
 }
 
-impl ResultStore<Payload> for Db {
+impl ResultStore<Payload> for Results {
     fn put<'a>(
         &'a self,
         id: &'a ResultId,

@@ -11,10 +11,16 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::db::{col, with_pool, BeginWrite, Db, Stamp};
+use crate::db::{col, handle, with_pool, BeginWrite, Db, OnDb, Stamp};
 use crate::error::{Error, Result};
 use crate::runs::submit::{inputs_text, insert_run};
 use crate::runs::{NewRun, RunOwner};
+
+handle! {
+    /// Workflows' schedules and their ticks, timed by the database's clock
+    /// (`Db::schedules`).
+    Schedules
+}
 
 /// A trigger as a schedule: what a push declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,10 +140,10 @@ macro_rules! schedule_row {
     };
 }
 
-impl Db {
+impl Schedules {
     /// The database's clock: what schedules and ticks are timed by.
     pub async fn db_now(&self) -> Result<DateTime<Utc>> {
-        match self {
+        match self.db() {
             Db::Postgres(pool) => sqlx::query_scalar::<_, DateTime<Utc>>("SELECT now()")
                 .fetch_one(pool)
                 .await

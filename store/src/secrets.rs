@@ -10,8 +10,13 @@ use dragnet_core::secret::Secret;
 use dragnet_http::{SealError, Sealer};
 use serde::Serialize;
 
-use crate::db::{col, with_pool, Db, Stamp};
+use crate::db::{col, handle, with_pool, OnDb, Stamp};
 use crate::error::{Error, Result};
+
+handle! {
+    /// Teams' secrets, sealed at rest (`Db::secrets`).
+    Secrets
+}
 
 /// A secret as listed: never its value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -51,7 +56,7 @@ pub fn open_secret(sealer: &Sealer, team_id: &str, name: &str, sealed: &[u8]) ->
     sealer.open(&context(team_id, name), sealed)
 }
 
-impl Db {
+impl Secrets {
     /// Stores (or replaces) team `team_id`'s sealed secret `name`.
     pub async fn put_secret(
         &self,

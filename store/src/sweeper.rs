@@ -1,9 +1,10 @@
 //! The sweeper: one tracked task that deletes expired cache entries every
-//! so often until its token is cancelled, and, on a `Db` with a retention
+//! so often until its token is cancelled, and, on a whole store, deletes
+//! stored results expired more than an hour ago and, with a retention
 //! period, clears the step outputs of runs finished longer ago than that
-//! (the runs themselves stay), and deletes stored results expired more
-//! than an hour ago. The first sweep runs at once; a failed sweep
-//! is logged and tried again at the next tick.
+//! (the runs themselves stay). The task holds the handles it sweeps
+//! (`Cache`, `Results`, `Runs`), never the whole `Db`. The first sweep
+//! runs at once; a failed sweep is logged and tried again at the next tick.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +12,8 @@ use std::time::Duration;
 use dragnet_core::ports::cache::CacheStore;
 
 use crate::db::Db;
+use crate::results::Results;
+use crate::runs::Runs;
 use dragnet_core::clock::Clock;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
@@ -34,22 +37,35 @@ pub fn spawn_sweeper(
 
 /// Spawns the sweeper of a whole store: expired cache entries as
 /// `spawn_sweeper` does, and the outputs of runs finished more than
-/// `keep_outputs` ago (never, when `None`).
+/// `keep_outputs` ago (never, when `None`), and stored results expired
+/// more than an hour ago.
 pub fn spawn_store_sweeper(
-    db: Db,
+    db: &Db,
     every: Duration,
     keep_outputs: Option<Duration>,
     clock: Arc<dyn Clock>,
     tracker: &TaskTracker,
     cancel: CancellationToken,
 ) -> JoinHandle<()> {
-    let outputs = Some((db.clone(), keep_outputs));
-    spawn(Arc::new(db), outputs, every, clock, tracker, cancel)
+    let outputs = Some(Outputs {
+        results: db.results(),
+        runs: db.runs(),
+        keep: keep_outputs,
+    });
+    spawn(Arc::new(db.cache()), outputs, every, clock, tracker, cancel)
+}
+
+/// What the sweeper of a whole store sweeps besides the cache.
+struct Outputs {
+    results: Results,
+    runs: Runs,
+    /// How long runs' step outputs are kept (forever, when `None`).
+    keep: Option<Duration>,
 }
 
 fn spawn(
     store: Arc<dyn CacheStore>,
-    outputs: Option<(Db, Option<Duration>)>,
+    outputs: Option<Outputs>,
     every: Duration,
     clock: Arc<dyn Clock>,
     tracker: &TaskTracker,
@@ -76,13 +92,18 @@ fn spawn(
                 Ok(deleted) => tracing::debug!(deleted, "swept expired cache entries"),
                 Err(error) => tracing::warn!(%error, "sweeping the cache failed"),
             }
-            let Some((db, keep)) = &outputs else {
+            let Some(Outputs {
+                results,
+                runs,
+                keep,
+            }) = &outputs
+            else {
                 continue;
             };
             let results = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => break,
-                swept = db.sweep_results(now) => swept,
+                swept = results.sweep_results(now) => swept,
             };
             match results {
                 Ok(0) => {}
@@ -101,7 +122,7 @@ fn spawn(
             let pruned = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => break,
-                pruned = db.prune_outputs(before) => pruned,
+                pruned = runs.prune_outputs(before) => pruned,
             };
             match pruned {
                 Ok(0) => {}

@@ -6,8 +6,13 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::db::{col, with_pool, Db, Stamp};
+use crate::db::{col, handle, with_pool, OnDb, Stamp};
 use crate::error::{Error, Result};
+
+handle! {
+    /// Teams and their API tokens (`Db::teams`).
+    Teams
+}
 
 /// A team: whose workflows, runs, schedules and cache entries they are.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -35,7 +40,7 @@ const TOKENS: &str = "SELECT k.token_id, t.name, k.created_at, k.revoked_at FROM
      JOIN teams t ON t.team_id = k.team_id WHERE (CAST($1 AS TEXT) IS NULL OR t.name = $1) \
      ORDER BY k.created_at, k.token_id";
 
-impl Db {
+impl Teams {
     /// Creates team `name`; a second team of the same name is refused.
     pub async fn create_team(&self, team_id: &str, name: &str, now: DateTime<Utc>) -> Result<Team> {
         if self.team_by_name(name).await?.is_some() {

@@ -7,8 +7,9 @@
 
 use sqlx::postgres::PgListener;
 
-use crate::db::Db;
+use crate::db::{Db, OnDb};
 use crate::error::{Error, Result};
+use crate::runs::Leases;
 
 const CHANNEL_PREFIX: &str = "dragnet_runs.";
 
@@ -27,10 +28,10 @@ impl Wakeups {
     }
 }
 
-impl Db {
+impl Leases {
     /// Says that a run can be claimed (no-op on SQLite).
     pub async fn notify_claimable(&self) -> Result<()> {
-        if let Db::Postgres(pool) = self {
+        if let Db::Postgres(pool) = self.db() {
             sqlx::query(&format!(
                 "SELECT pg_notify('{CHANNEL_PREFIX}' || current_schema(), '')"
             ))
@@ -43,7 +44,7 @@ impl Db {
 
     /// Listens for runs that can be claimed; `None` on SQLite.
     pub async fn wakeups(&self) -> Result<Option<Wakeups>> {
-        let Db::Postgres(pool) = self else {
+        let Db::Postgres(pool) = self.db() else {
             return Ok(None);
         };
         let op = || Error::query("postgres", "runs.listen");

@@ -8,8 +8,13 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::db::{col, with_pool, BeginWrite, Db, Stamp};
+use crate::db::{col, handle, with_pool, BeginWrite, OnDb, Stamp};
 use crate::error::{Error, Result};
+
+handle! {
+    /// Submitted workflows and their versions (`Db::workflows`).
+    Workflows
+}
 
 /// What a push is made of.
 #[derive(Debug, Clone)]
@@ -78,7 +83,7 @@ const VERSIONS: &str =
 const VERSION: &str = "SELECT version, content_hash, file_name, created_at, source, documents \
      FROM workflow_versions WHERE team_id = $1 AND name = $2 AND version = $3";
 
-impl Db {
+impl Workflows {
     /// Stores `new` as the workflow's next version, unless it equals the
     /// current one. Two pushes racing for one version number: the second
     /// is refused as `Exists` and may be sent again.

@@ -15,8 +15,8 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
-use crate::db::Db;
 use crate::observer::{Event, ObserverOptions};
+use crate::runs::Runs;
 
 /// The most queued events taken in one batch.
 const MAX_BATCH: usize = 256;
@@ -45,7 +45,7 @@ struct Current {
 }
 
 pub(crate) struct Writer {
-    db: Db,
+    runs: Runs,
     clock: Arc<dyn Clock>,
     options: ObserverOptions,
     current: Option<Current>,
@@ -55,9 +55,9 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    pub(crate) fn new(db: Db, clock: Arc<dyn Clock>, options: ObserverOptions) -> Writer {
+    pub(crate) fn new(runs: Runs, clock: Arc<dyn Clock>, options: ObserverOptions) -> Writer {
         Writer {
-            db,
+            runs,
             clock,
             options,
             current: None,
@@ -203,7 +203,7 @@ impl Writer {
         let steps: Vec<(usize, &StepRecord)> =
             done.iter().map(|&i| (i, &cur.record.steps[i])).collect();
         let written = self
-            .db
+            .runs
             .write_steps_fenced(&cur.record.run_id, &steps, lease)
             .await;
         if written.is_ok() {
@@ -257,7 +257,7 @@ impl Writer {
                 };
                 let step = &cur.record.steps[idx];
                 let written = self
-                    .db
+                    .runs
                     .mark_step_running_fenced(
                         &cur.record.run_id,
                         idx,
@@ -318,7 +318,7 @@ impl Writer {
         }
         let lease = self.options.fencing.as_ref().map(|f| &f.lease);
         let written = self
-            .db
+            .runs
             .write_run_fenced(&cur.record, &self.options.owner, heartbeat_at, lease)
             .await;
         if written.is_ok() {
@@ -342,7 +342,7 @@ impl Writer {
         };
         let step = &cur.record.steps[idx];
         let written = self
-            .db
+            .runs
             .write_steps_fenced(&cur.record.run_id, &[(idx, step)], lease)
             .await;
         if written.is_ok() {
@@ -389,7 +389,7 @@ impl Writer {
                 let mut written = Ok(());
                 for pause in FINAL_WRITE_RETRIES {
                     written = self
-                        .db
+                        .runs
                         .write_run_row_fenced(&cur.record, &self.options.owner, now, self.lease())
                         .await;
                     match &written {
@@ -421,7 +421,7 @@ impl Writer {
         // Under a lease, the beat renews it first; a renewal refused means
         // another attempt took the run over.
         if let Some(f) = &self.options.fencing {
-            match self.db.renew_lease(&f.lease, f.length).await {
+            match f.leases.renew_lease(&f.lease, f.length).await {
                 Ok(Some(renewal)) => {
                     if renewal.cancel_requested && !f.cancel_requested.is_cancelled() {
                         tracing::info!(run_id = %run_id, "the run's cancellation was asked for");
@@ -442,7 +442,7 @@ impl Writer {
                 }
             }
         }
-        let beat = self.db.heartbeat(&run_id, now).await.map(|_| ());
+        let beat = self.runs.heartbeat(&run_id, now).await.map(|_| ());
         log_failure(&run_id, "heartbeat", beat);
     }
 }

@@ -31,17 +31,21 @@ on_both_backends!(
 async fn migrations_are_idempotent(db: Db) -> anyhow::Result<()> {
     db.migrate().await?;
     db.migrate().await?;
-    ensure!(db.list().await?.is_empty());
-    db.put(&entry("org:a", "k", "t", b"[1]", t0(), Span::hours(1)))
+    ensure!(db.cache().list().await?.is_empty());
+    db.cache()
+        .put(&entry("org:a", "k", "t", b"[1]", t0(), Span::hours(1)))
         .await?;
     db.migrate().await?;
-    ensure!(db.list().await?.len() == 1, "migrating again kept the data");
+    ensure!(
+        db.cache().list().await?.len() == 1,
+        "migrating again kept the data"
+    );
     ensure!(db.backend() == "postgres" || db.backend() == "sqlite");
     Ok(())
 }
 
 async fn hits_and_misses(db: Db) -> anyhow::Result<()> {
-    let store: Arc<dyn CacheStore> = Arc::new(db);
+    let store: Arc<dyn CacheStore> = Arc::new(db.cache());
     let now = t0();
     ensure!(
         store.get("org:a", "k1", now).await?.is_none(),
@@ -90,94 +94,122 @@ async fn expiry_follows_the_injected_clock(db: Db) -> anyhow::Result<()> {
         clock.now(),
         Span::hours(1),
     );
-    db.put(&put).await?;
-    ensure!(db.get("user:acme:ada", "k", clock.now()).await?.is_some());
+    db.cache().put(&put).await?;
+    ensure!(db
+        .cache()
+        .get("user:acme:ada", "k", clock.now())
+        .await?
+        .is_some());
     clock.advance(Span::minutes(59));
-    ensure!(db.get("user:acme:ada", "k", clock.now()).await?.is_some());
+    ensure!(db
+        .cache()
+        .get("user:acme:ada", "k", clock.now())
+        .await?
+        .is_some());
     clock.set(put.expires_at - Span::milliseconds(1));
     ensure!(
-        db.get("user:acme:ada", "k", clock.now()).await?.is_some(),
+        db.cache()
+            .get("user:acme:ada", "k", clock.now())
+            .await?
+            .is_some(),
         "live 1 ms before expiry"
     );
     clock.set(put.expires_at);
     ensure!(
-        db.get("user:acme:ada", "k", clock.now()).await?.is_none(),
+        db.cache()
+            .get("user:acme:ada", "k", clock.now())
+            .await?
+            .is_none(),
         "expires_at <= now is a miss"
     );
     clock.advance(Span::days(3));
-    ensure!(db.get("user:acme:ada", "k", clock.now()).await?.is_none());
+    ensure!(db
+        .cache()
+        .get("user:acme:ada", "k", clock.now())
+        .await?
+        .is_none());
     // Still listed until swept.
-    ensure!(db.list().await?.len() == 1);
+    ensure!(db.cache().list().await?.len() == 1);
     Ok(())
 }
 
 async fn scopes_are_isolated(db: Db) -> anyhow::Result<()> {
     let now = t0();
-    db.put(&entry(
-        "org:acme",
-        "same-key",
-        "t",
-        b"acme",
-        now,
-        Span::hours(1),
-    ))
-    .await?;
-    db.put(&entry(
-        "org:globex",
-        "same-key",
-        "t",
-        b"globex",
-        now,
-        Span::hours(1),
-    ))
-    .await?;
+    db.cache()
+        .put(&entry(
+            "org:acme",
+            "same-key",
+            "t",
+            b"acme",
+            now,
+            Span::hours(1),
+        ))
+        .await?;
+    db.cache()
+        .put(&entry(
+            "org:globex",
+            "same-key",
+            "t",
+            b"globex",
+            now,
+            Span::hours(1),
+        ))
+        .await?;
     let acme = db
+        .cache()
         .get("org:acme", "same-key", now)
         .await?
         .context("acme hit")?;
     let globex = db
+        .cache()
         .get("org:globex", "same-key", now)
         .await?
         .context("globex hit")?;
     ensure!(acme.payload == b"acme" && globex.payload == b"globex");
     ensure!(
-        db.get("user:acme:ada", "same-key", now).await?.is_none(),
+        db.cache()
+            .get("user:acme:ada", "same-key", now)
+            .await?
+            .is_none(),
         "no scope falls back to another"
     );
-    ensure!(db.get("org:acm", "same-key", now).await?.is_none());
+    ensure!(db.cache().get("org:acm", "same-key", now).await?.is_none());
     Ok(())
 }
 
 async fn purge_all_or_by_tool(db: Db) -> anyhow::Result<()> {
     let now = t0();
     for (i, tool) in ["a.list", "a.list", "b.list"].iter().enumerate() {
-        db.put(&entry(
-            "org:x",
-            &format!("k{i}"),
-            tool,
-            b"[]",
-            now,
-            Span::hours(1),
-        ))
-        .await?;
+        db.cache()
+            .put(&entry(
+                "org:x",
+                &format!("k{i}"),
+                tool,
+                b"[]",
+                now,
+                Span::hours(1),
+            ))
+            .await?;
     }
-    ensure!(db.purge(Some("c.list")).await? == 0);
-    ensure!(db.purge(Some("a.list")).await? == 2);
-    let left = db.list().await?;
+    ensure!(db.cache().purge(Some("c.list")).await? == 0);
+    ensure!(db.cache().purge(Some("a.list")).await? == 2);
+    let left = db.cache().list().await?;
     ensure!(left.len() == 1 && left[0].tool == "b.list", "{left:?}");
-    ensure!(db.purge(None).await? == 1);
-    ensure!(db.list().await?.is_empty());
+    ensure!(db.cache().purge(None).await? == 1);
+    ensure!(db.cache().list().await?.is_empty());
     Ok(())
 }
 
 async fn list_shows_every_entry(db: Db) -> anyhow::Result<()> {
     let now = t0();
     let big: Vec<u8> = br#"{"id":1,"name":"widget"},"#.repeat(2000);
-    db.put(&entry("org:x", "k2", "b.tool", &big, now, Span::hours(2)))
+    db.cache()
+        .put(&entry("org:x", "k2", "b.tool", &big, now, Span::hours(2)))
         .await?;
-    db.put(&entry("org:x", "k1", "a.tool", b"[]", now, Span::hours(1)))
+    db.cache()
+        .put(&entry("org:x", "k1", "a.tool", b"[]", now, Span::hours(1)))
         .await?;
-    let listed = db.list().await?;
+    let listed = db.cache().list().await?;
     ensure!(listed.len() == 2);
     ensure!(
         listed[0].tool == "a.tool" && listed[1].tool == "b.tool",
@@ -196,40 +228,47 @@ async fn list_shows_every_entry(db: Db) -> anyhow::Result<()> {
 
 async fn sweep_deletes_only_expired_entries(db: Db) -> anyhow::Result<()> {
     let now = t0();
-    db.put(&entry(
-        "org:x",
-        "gone",
-        "t",
-        b"1",
-        now - Span::hours(2),
-        Span::hours(1),
-    ))
-    .await?;
-    db.put(&entry(
-        "org:x",
-        "edge",
-        "t",
-        b"2",
-        now - Span::hours(1),
-        Span::hours(1),
-    ))
-    .await?;
-    db.put(&entry("org:x", "live", "t", b"3", now, Span::hours(1)))
+    db.cache()
+        .put(&entry(
+            "org:x",
+            "gone",
+            "t",
+            b"1",
+            now - Span::hours(2),
+            Span::hours(1),
+        ))
         .await?;
-    ensure!(db.sweep(now).await? == 2, "expired at or before now");
-    let left = db.list().await?;
+    db.cache()
+        .put(&entry(
+            "org:x",
+            "edge",
+            "t",
+            b"2",
+            now - Span::hours(1),
+            Span::hours(1),
+        ))
+        .await?;
+    db.cache()
+        .put(&entry("org:x", "live", "t", b"3", now, Span::hours(1)))
+        .await?;
+    ensure!(
+        db.cache().sweep(now).await? == 2,
+        "expired at or before now"
+    );
+    let left = db.cache().list().await?;
     ensure!(left.len() == 1 && left[0].key == "live");
-    ensure!(db.sweep(now).await? == 0);
+    ensure!(db.cache().sweep(now).await? == 0);
     Ok(())
 }
 
 async fn the_sweeper_sweeps_a_real_store(db: Db) -> anyhow::Result<()> {
     let clock = Arc::new(TestClock::new(t0()));
-    db.put(&entry("org:x", "k", "t", b"1", t0(), Span::minutes(10)))
+    db.cache()
+        .put(&entry("org:x", "k", "t", b"1", t0(), Span::minutes(10)))
         .await?;
     let tracker = TaskTracker::new();
     let cancel = CancellationToken::new();
-    let store: Arc<dyn CacheStore> = Arc::new(db.clone());
+    let store: Arc<dyn CacheStore> = Arc::new(db.cache());
     spawn_sweeper(
         store,
         Duration::from_millis(20),
@@ -238,11 +277,11 @@ async fn the_sweeper_sweeps_a_real_store(db: Db) -> anyhow::Result<()> {
         cancel.clone(),
     );
     tokio::time::sleep(Duration::from_millis(100)).await;
-    ensure!(db.list().await?.len() == 1, "not expired yet");
+    ensure!(db.cache().list().await?.len() == 1, "not expired yet");
     clock.advance(Span::minutes(11));
     let mut swept = false;
     for _ in 0..250 {
-        if db.list().await?.is_empty() {
+        if db.cache().list().await?.is_empty() {
             swept = true;
             break;
         }

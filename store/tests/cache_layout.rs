@@ -69,13 +69,13 @@ fn written(payload: &Payload) -> String {
 async fn new_entries_are_compressed_and_read_back_identical(db: Db) -> anyhow::Result<()> {
     let live = payload(3000)?;
     let bytes = stored::encode(&live);
-    db.put(&entry_of("k", bytes.clone(), 3000)).await?;
-    let back = db.get("org:a", "k", t0()).await?.context("a hit")?;
+    db.cache().put(&entry_of("k", bytes.clone(), 3000)).await?;
+    let back = db.cache().get("org:a", "k", t0()).await?.context("a hit")?;
     ensure!(
         back.payload == bytes,
         "the payload reads back byte for byte"
     );
-    let listing = db.list().await?;
+    let listing = db.cache().list().await?;
     let stored_bytes = listing.first().map_or(0, |l| l.stored_bytes);
     ensure!(
         stored_bytes > 0 && stored_bytes * 3 < bytes.len() as u64,
@@ -92,16 +92,27 @@ async fn old_zlib_layout2_entries_are_still_read(db: Db) -> anyhow::Result<()> {
     let live = payload(500)?;
     let old = stored::encode_layout2(&live);
     ensure!(old.first() == Some(&b'{'), "layout 2 is a JSON head line");
-    db.cache_put_zlib(&entry_of("old", old.clone(), 500))
+    db.cache()
+        .cache_put_zlib(&entry_of("old", old.clone(), 500))
         .await?;
-    let back = db.get("org:a", "old", t0()).await?.context("a hit")?;
+    let back = db
+        .cache()
+        .get("org:a", "old", t0())
+        .await?
+        .context("a hit")?;
     ensure!(back.payload == old, "inflated with zlib, as written");
     let decoded = stored::decode(back.payload.clone()).context("layout 2 decodes")?;
     ensure!(texts(&decoded) == texts(&live));
     ensure!(written(&decoded) == written(&live));
     // Written again by this build, the same walk is layout 3 and LZ4.
-    db.put(&entry_of("old", stored::encode(&live), 500)).await?;
-    let again = db.get("org:a", "old", t0()).await?.context("a hit")?;
+    db.cache()
+        .put(&entry_of("old", stored::encode(&live), 500))
+        .await?;
+    let again = db
+        .cache()
+        .get("org:a", "old", t0())
+        .await?
+        .context("a hit")?;
     ensure!(again.payload != old && !again.payload.starts_with(b"{"));
     ensure!(texts(&stored::decode(again.payload.clone()).context("decodes")?) == texts(&live));
     Ok(())

@@ -49,8 +49,12 @@ async fn a_24_mb_payload_round_trips(db: Db) -> anyhow::Result<()> {
         t0(),
         Span::hours(24),
     );
-    db.put(&put).await?;
-    let hit = db.get("org:big", "walk", t0()).await?.context("a hit")?;
+    db.cache().put(&put).await?;
+    let hit = db
+        .cache()
+        .get("org:big", "walk", t0())
+        .await?
+        .context("a hit")?;
     ensure!(
         hit.payload.len() == payload.len(),
         "length {}",
@@ -60,7 +64,7 @@ async fn a_24_mb_payload_round_trips(db: Db) -> anyhow::Result<()> {
         hit.payload == payload,
         "the 24 MB payload reads back byte for byte"
     );
-    let listed = db.list().await?;
+    let listed = db.cache().list().await?;
     ensure!(
         listed[0].stored_bytes < payload.len() as u64,
         "compressed: {}",
@@ -86,20 +90,25 @@ async fn racing_puts_leave_one_valid_entry(db: Db) -> anyhow::Result<()> {
                 let payload = writer_payload(writer, 64 * 1024 + writer as usize * 997);
                 let mut put = entry("org:race", &key, "t", &payload, now, Span::hours(1));
                 put.items = writer;
-                db.put(&put).await
+                db.cache().put(&put).await
             });
         }
         while let Some(done) = writers.join_next().await {
             done??;
         }
         let rows: Vec<_> = db
+            .cache()
             .list()
             .await?
             .into_iter()
             .filter(|l| l.key == key)
             .collect();
         ensure!(rows.len() == 1, "exactly one row for {key}: {}", rows.len());
-        let hit = db.get("org:race", &key, now).await?.context("the winner")?;
+        let hit = db
+            .cache()
+            .get("org:race", &key, now)
+            .await?
+            .context("the winner")?;
         let expected = writer_payload(hit.items, 64 * 1024 + hit.items as usize * 997);
         ensure!(
             hit.payload == expected,
@@ -132,17 +141,18 @@ async fn tenants_never_read_each_other(db: Db) -> anyhow::Result<()> {
                 if rng.random_bool(0.5) {
                     let body =
                         format!("{scope}|{key}|{worker}|{op}|").repeat(rng.random_range(1..200));
-                    db.put(&entry(
-                        scope,
-                        key,
-                        "shop.listOrders",
-                        body.as_bytes(),
-                        now,
-                        Span::hours(1),
-                    ))
-                    .await?;
+                    db.cache()
+                        .put(&entry(
+                            scope,
+                            key,
+                            "shop.listOrders",
+                            body.as_bytes(),
+                            now,
+                            Span::hours(1),
+                        ))
+                        .await?;
                     puts += 1;
-                } else if let Some(hit) = db.get(scope, key, now).await? {
+                } else if let Some(hit) = db.cache().get(scope, key, now).await? {
                     let own = format!("{scope}|{key}|");
                     ensure!(
                         hit.payload.starts_with(own.as_bytes()),
@@ -160,8 +170,9 @@ async fn tenants_never_read_each_other(db: Db) -> anyhow::Result<()> {
         total_hits += done??.0;
     }
     // Every entry that exists belongs to its own scope.
-    for listed in db.list().await? {
+    for listed in db.cache().list().await? {
         let hit = db
+            .cache()
             .get(&listed.scope, &listed.key, now)
             .await?
             .context("listed entries hit")?;

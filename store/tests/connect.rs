@@ -67,7 +67,7 @@ async fn sqlite_files_and_folders_are_created_in_wal_mode() -> anyhow::Result<()
     // Opening it again finds the same, migrated file.
     let again = Db::connect(&format!("sqlite://{}", path.display())).await?;
     again.migrate().await?;
-    ensure!(again.list_runs(5).await?.is_empty());
+    ensure!(again.runs().list_runs(5).await?.is_empty());
     again.close().await;
     std::fs::remove_dir_all(&dir)?;
     Ok(())

@@ -18,11 +18,15 @@ fn owner(org: &str, owner: &str) -> ConnectionOwner {
 
 async fn a_connection_is_its_owners_and_providers_alone(db: Db) -> Result<()> {
     let ann = owner("acme", "user:ann");
-    ensure!(db.get_sealed(&ann, "mail").await?.is_none());
-    db.put_sealed(&ann, "mail", b"sealed-1").await?;
-    ensure!(db.get_sealed(&ann, "mail").await?.as_deref() == Some(&b"sealed-1"[..]));
-    db.put_sealed(&ann, "mail", b"sealed-2").await?;
-    ensure!(db.get_sealed(&ann, "mail").await?.as_deref() == Some(&b"sealed-2"[..]));
+    ensure!(db.connections().get_sealed(&ann, "mail").await?.is_none());
+    db.connections()
+        .put_sealed(&ann, "mail", b"sealed-1")
+        .await?;
+    ensure!(db.connections().get_sealed(&ann, "mail").await?.as_deref() == Some(&b"sealed-1"[..]));
+    db.connections()
+        .put_sealed(&ann, "mail", b"sealed-2")
+        .await?;
+    ensure!(db.connections().get_sealed(&ann, "mail").await?.as_deref() == Some(&b"sealed-2"[..]));
     for (who, provider) in [
         (owner("acme", "user:bob"), "mail"),
         (owner("bravo", "user:ann"), "mail"),
@@ -30,7 +34,7 @@ async fn a_connection_is_its_owners_and_providers_alone(db: Db) -> Result<()> {
         (ann.clone(), "drive"),
     ] {
         ensure!(
-            db.get_sealed(&who, provider).await?.is_none(),
+            db.connections().get_sealed(&who, provider).await?.is_none(),
             "{who:?} {provider}"
         );
     }

@@ -61,13 +61,14 @@ async fn submit(
         claim: claimer.map(|c| (c, length(1_000))),
         trigger: None,
     };
-    db.submit_run(run.clone(), &RunOwner::this_process(), now())
+    db.runs()
+        .submit_run(run.clone(), &RunOwner::this_process(), now())
         .await?;
     Ok(run.lease())
 }
 
 async fn a_run_is_claimed_once_and_taken_over_only_after_its_lease(db: Db) -> Result<()> {
-    db.create_team("t1", "team one", now()).await?;
+    db.teams().create_team("t1", "team one", now()).await?;
     // Claimed as it is written: its submitter's from the start, never seen
     // unclaimed by anyone else.
     let mine = submit(&db, "run_a", Some("proc-1"))
@@ -75,14 +76,22 @@ async fn a_run_is_claimed_once_and_taken_over_only_after_its_lease(db: Db) -> Re
         .context("the submitter's lease")?;
     ensure!(mine.attempt == 1, "{mine:?}");
     ensure!(
-        db.claim_next("proc-2", length(1_000)).await?.is_none(),
+        db.leases()
+            .claim_next("proc-2", length(1_000))
+            .await?
+            .is_none(),
         "a live lease is not taken over"
     );
-    ensure!(db.renew_lease(&mine, length(1_000)).await?.is_some());
-    ensure!(db.holds_lease(&mine).await?);
+    ensure!(db
+        .leases()
+        .renew_lease(&mine, length(1_000))
+        .await?
+        .is_some());
+    ensure!(db.leases().holds_lease(&mine).await?);
     // The holder stalls past its lease: another process takes over.
     tokio::time::sleep(Duration::from_millis(1_200)).await;
     let theirs = db
+        .leases()
         .claim_next("proc-2", length(5_000))
         .await?
         .context("an expired lease is taken over")?;
@@ -91,15 +100,19 @@ async fn a_run_is_claimed_once_and_taken_over_only_after_its_lease(db: Db) -> Re
         "{theirs:?}"
     );
     ensure!(
-        db.renew_lease(&mine, length(1_000)).await?.is_none(),
+        db.leases()
+            .renew_lease(&mine, length(1_000))
+            .await?
+            .is_none(),
         "the old attempt cannot renew"
     );
-    ensure!(!db.release_lease(&mine).await?, "nor hand back");
-    ensure!(!db.holds_lease(&mine).await?);
-    ensure!(db.holds_lease(&theirs).await?);
+    ensure!(!db.leases().release_lease(&mine).await?, "nor hand back");
+    ensure!(!db.leases().holds_lease(&mine).await?);
+    ensure!(db.leases().holds_lease(&theirs).await?);
     // Handed back: claimable at once, the attempt counting on.
-    ensure!(db.release_lease(&theirs).await?);
+    ensure!(db.leases().release_lease(&theirs).await?);
     let again = db
+        .leases()
         .claim_next("proc-3", length(5_000))
         .await?
         .context("a handed-back lease is claimable")?;
@@ -108,7 +121,7 @@ async fn a_run_is_claimed_once_and_taken_over_only_after_its_lease(db: Db) -> Re
 }
 
 async fn concurrent_claimers_never_share_a_run(db: Db) -> Result<()> {
-    db.create_team("t1", "team one", now()).await?;
+    db.teams().create_team("t1", "team one", now()).await?;
     for i in 0..20 {
         submit(&db, &format!("run_{i:02}"), None).await?;
     }
@@ -117,7 +130,11 @@ async fn concurrent_claimers_never_share_a_run(db: Db) -> Result<()> {
         let db = db.clone();
         tasks.push(tokio::spawn(async move {
             let mut got = Vec::new();
-            while let Some(lease) = db.claim_next(&format!("proc-{p}"), length(60_000)).await? {
+            while let Some(lease) = db
+                .leases()
+                .claim_next(&format!("proc-{p}"), length(60_000))
+                .await?
+            {
                 got.push(lease.run_id);
             }
             anyhow::Ok(got)
@@ -167,13 +184,13 @@ async fn leased_writer(
     run_id: &str,
     heartbeat: Duration,
 ) -> Result<(dragnet_store::Lease, StoreObserver, CancellationToken)> {
-    db.create_team("t1", "team one", now()).await?;
+    db.teams().create_team("t1", "team one", now()).await?;
     let lease = submit(db, run_id, Some("proc-1"))
         .await?
         .context("claimed")?;
     let lost = CancellationToken::new();
     let observer = StoreObserver::start(
-        db.clone(),
+        db.runs(),
         Arc::new(SystemClock),
         ObserverOptions {
             heartbeat,
@@ -181,6 +198,7 @@ async fn leased_writer(
             owner: RunOwner::this_process(),
             fencing: Some(Fencing {
                 lease: lease.clone(),
+                leases: db.leases(),
                 length: length(1_000),
                 lost: lost.clone(),
                 cancel_requested: CancellationToken::new(),
@@ -199,7 +217,7 @@ async fn a_writer_whose_lease_was_taken_over_writes_nothing_more(db: Db) -> Resu
     observer.run_started(&run);
     observer.step_finished(&finished("first"));
     observer.flush().await;
-    let stored = db.get_run("run_f").await?.context("stored")?;
+    let stored = db.runs().get_run("run_f").await?.context("stored")?;
     ensure!(
         stored.steps[0].status == StepStatus::Succeeded,
         "{stored:?}"
@@ -208,6 +226,7 @@ async fn a_writer_whose_lease_was_taken_over_writes_nothing_more(db: Db) -> Resu
     // Stalled past its lease: another process takes the run over.
     tokio::time::sleep(Duration::from_millis(1_200)).await;
     let theirs = db
+        .leases()
         .claim_next("proc-2", length(60_000))
         .await?
         .context("taken over")?;
@@ -219,7 +238,7 @@ async fn a_writer_whose_lease_was_taken_over_writes_nothing_more(db: Db) -> Resu
     observer.run_finished(&run);
     observer.close().await;
     ensure!(lost.is_cancelled(), "the writer says it lost the run");
-    let stored = db.get_run("run_f").await?.context("stored")?;
+    let stored = db.runs().get_run("run_f").await?.context("stored")?;
     ensure!(
         stored.steps[1].status == StepStatus::Pending && stored.status != RunStatus::Succeeded,
         "nothing of the old attempt landed: {stored:?}"
@@ -234,7 +253,10 @@ async fn heartbeats_renew_the_lease_until_another_attempt_holds_it(db: Db) -> Re
     // Well past the first expiry, the beats have kept the lease alive.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     ensure!(
-        db.claim_next("proc-2", length(60_000)).await?.is_none(),
+        db.leases()
+            .claim_next("proc-2", length(60_000))
+            .await?
+            .is_none(),
         "a renewed lease is not taken over"
     );
     ensure!(!lost.is_cancelled());
@@ -242,7 +264,7 @@ async fn heartbeats_renew_the_lease_until_another_attempt_holds_it(db: Db) -> Re
     // claim in between two beats, here in one statement, so no beat can
     // renew the released lease first): the next beat is refused.
     dragnet_store::testing::steal_lease(&db, "run_h", "proc-2").await?;
-    ensure!(!db.holds_lease(&lease).await?);
+    ensure!(!db.leases().holds_lease(&lease).await?);
     tokio::time::sleep(Duration::from_millis(400)).await;
     ensure!(lost.is_cancelled(), "the refused renewal is reported");
     observer.close().await;
@@ -253,20 +275,21 @@ async fn concurrent_fenced_writes_all_land(db: Db) -> Result<()> {
     // A fenced write reads its fence before it writes: on SQLite, a
     // transaction begun deferred failed at once ("database is locked") when
     // another connection wrote in between. Many runs' writers at once.
-    db.create_team("t1", "team one", now()).await?;
+    db.teams().create_team("t1", "team one", now()).await?;
     let mut leases = Vec::new();
     for i in 0..6 {
         let run_id = format!("run_w{i}");
         let lease = submit(&db, &run_id, Some("proc-1"))
             .await?
             .context("claimed")?;
-        db.write_run_fenced(
-            &record(&run_id),
-            &RunOwner::this_process(),
-            now(),
-            Some(&lease),
-        )
-        .await?;
+        db.runs()
+            .write_run_fenced(
+                &record(&run_id),
+                &RunOwner::this_process(),
+                now(),
+                Some(&lease),
+            )
+            .await?;
         leases.push(lease);
     }
     let mut writes = tokio::task::JoinSet::new();
@@ -275,7 +298,8 @@ async fn concurrent_fenced_writes_all_land(db: Db) -> Result<()> {
             let (db, lease) = (db.clone(), lease.clone());
             writes.spawn(async move {
                 let step = finished(if round % 2 == 0 { "first" } else { "second" });
-                db.write_steps_fenced(&lease.run_id, &[(round % 2, &step)], Some(&lease))
+                db.runs()
+                    .write_steps_fenced(&lease.run_id, &[(round % 2, &step)], Some(&lease))
                     .await
             });
         }
@@ -299,11 +323,11 @@ async fn concurrent_fenced_writes_all_land(db: Db) -> Result<()> {
 /// writer without the lease keeps nothing.
 async fn kept_pages_come_back_whole_with_their_next_link(db: Db) -> Result<()> {
     use dragnet_core::ports::journal::{KeptPage, PageJournal};
-    db.create_team("t1", "team one", now()).await?;
+    db.teams().create_team("t1", "team one", now()).await?;
     let lease = submit(&db, "run_p", Some("proc-1"))
         .await?
         .context("the submitter's lease")?;
-    let pages = dragnet_store::RunPages::new(db.clone(), lease.clone());
+    let pages = dragnet_store::RunPages::new(db.runs(), lease.clone());
     let linked = KeptPage {
         status: 200,
         next_link: Some("http://127.0.0.1:9/github/customers?after=ev_1".into()),
@@ -323,7 +347,7 @@ async fn kept_pages_come_back_whole_with_their_next_link(db: Db) -> Result<()> {
         owner: "proc-2".into(),
         ..lease
     };
-    dragnet_store::RunPages::new(db.clone(), stranger)
+    dragnet_store::RunPages::new(db.runs(), stranger)
         .keep("step", "k3", &plain)
         .await;
     ensure!(

@@ -51,8 +51,8 @@ async fn a_stored_result_is_its_scopes_alone_and_expires(db: Db) -> Result<()> {
     let kept = result(1000);
     let id = ResultId::new();
     let expires_at = at() + Duration::minutes(15);
-    db.put(&id, &me, &kept, at(), expires_at).await?;
-    match db.get(&id, &me, at()).await? {
+    db.results().put(&id, &me, &kept, at(), expires_at).await?;
+    match db.results().get(&id, &me, at()).await? {
         Lookup::Found(back) => {
             ensure!(back.text == kept.text);
             ensure!(back.payload.items().len() == 1000);
@@ -61,25 +61,34 @@ async fn a_stored_result_is_its_scopes_alone_and_expires(db: Db) -> Result<()> {
         other => anyhow::bail!("{other:?}"),
     }
     for other in [scope("acme", "thread-2"), scope("bravo", "thread-1")] {
-        ensure!(matches!(db.get(&id, &other, at()).await?, Lookup::Unknown));
+        ensure!(matches!(
+            db.results().get(&id, &other, at()).await?,
+            Lookup::Unknown
+        ));
     }
 
     let later = at() + Duration::minutes(16);
-    match db.get(&id, &me, later).await? {
+    match db.results().get(&id, &me, later).await? {
         Lookup::Expired { expired_at } => ensure!(expired_at == expires_at),
         other => anyhow::bail!("{other:?}"),
     }
     ensure!(matches!(
-        db.get(&id, &scope("bravo", "thread-1"), later).await?,
+        db.results()
+            .get(&id, &scope("bravo", "thread-1"), later)
+            .await?,
         Lookup::Unknown
     ));
     // The sweeper keeps an expired row an hour, so its owner is told it expired.
-    ensure!(db.sweep_results(later).await? == 0);
+    ensure!(db.results().sweep_results(later).await? == 0);
     let swept = db
+        .results()
         .sweep_results(expires_at + EXPIRED_KEPT + Duration::seconds(1))
         .await?;
     ensure!(swept == 1, "{swept}");
-    ensure!(matches!(db.get(&id, &me, later).await?, Lookup::Unknown));
+    ensure!(matches!(
+        db.results().get(&id, &me, later).await?,
+        Lookup::Unknown
+    ));
     Ok(())
 }
 
@@ -90,8 +99,9 @@ async fn a_store_failure_crosses_the_port_whole(db: Db) -> Result<()> {
     let me = scope("acme", "thread-1");
     let id = ResultId::new();
     let until = at() + Duration::minutes(15);
-    db.put(&id, &me, &result(2), at(), until).await?;
+    db.results().put(&id, &me, &result(2), at(), until).await?;
     let e = db
+        .results()
         .put(&id, &me, &result(3), at(), until)
         .await
         .err()

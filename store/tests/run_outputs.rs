@@ -167,7 +167,7 @@ async fn outputs_are_stored_compressed_and_read_back_identical(db: Db) -> anyhow
     let text = output_text(5000);
     let mut record = run("r1", t0(), false)?;
     record.steps[0] = step("fetch", &text, t0())?;
-    db.write_run(&record, &owner(), t0()).await?;
+    db.runs().write_run(&record, &owner(), t0()).await?;
     let (no_text, packed, bytes) = raw_columns(&db, "r1", 0).await?;
     ensure!(no_text, "the text column is left empty");
     ensure!(bytes == text.len() as i64, "its length is kept: {bytes}");
@@ -176,7 +176,11 @@ async fn outputs_are_stored_compressed_and_read_back_identical(db: Db) -> anyhow
         "stored compressed: {packed} of {} bytes",
         text.len()
     );
-    let back = db.get_run("r1").await?.context("the run reads back")?;
+    let back = db
+        .runs()
+        .get_run("r1")
+        .await?
+        .context("the run reads back")?;
     ensure!(
         output_of(&back, 0).as_deref() == Some(text.as_str()),
         "byte for byte"
@@ -184,15 +188,15 @@ async fn outputs_are_stored_compressed_and_read_back_identical(db: Db) -> anyhow
     ensure!(output_of(&back, 1).as_deref() == Some("[1, 2]"));
     ensure!(serde_json::to_value(&back)? == serde_json::to_value(&record)?);
     // Written again (the final write of a step), it reads back the same.
-    db.write_step("r1", 1, &record.steps[1]).await?;
-    let again = db.get_run("r1").await?.context("the run")?;
+    db.runs().write_step("r1", 1, &record.steps[1]).await?;
+    let again = db.runs().get_run("r1").await?.context("the run")?;
     ensure!(serde_json::to_value(&again)? == serde_json::to_value(&record)?);
     Ok(())
 }
 
 async fn outputs_written_as_text_by_older_builds_still_read(db: Db) -> anyhow::Result<()> {
     let record = run("old", t0(), false)?;
-    db.write_run(&record, &owner(), t0()).await?;
+    db.runs().write_run(&record, &owner(), t0()).await?;
     const OLD: &str =
         "UPDATE run_steps SET output = $1, output_packed = NULL, output_bytes = NULL \
          WHERE run_id = 'old' AND idx = 1";
@@ -209,7 +213,7 @@ async fn outputs_written_as_text_by_older_builds_still_read(db: Db) -> anyhow::R
 }
 
 async fn check_old(db: &Db, text: &str) -> anyhow::Result<()> {
-    let back = db.get_run("old").await?.context("the run")?;
+    let back = db.runs().get_run("old").await?.context("the run")?;
     ensure!(
         output_of(&back, 1).as_deref() == Some(text),
         "{:?}",
@@ -221,19 +225,26 @@ async fn check_old(db: &Db, text: &str) -> anyhow::Result<()> {
 
 /// Writes an old finished run, a recent one and an old one still running.
 async fn three_runs(db: &Db) -> anyhow::Result<()> {
-    db.write_run(&run("old", t0(), false)?, &owner(), t0())
+    db.runs()
+        .write_run(&run("old", t0(), false)?, &owner(), t0())
         .await?;
     let recent = t0() + Span::days(40);
-    db.write_run(&run("recent", recent, false)?, &owner(), recent)
+    db.runs()
+        .write_run(&run("recent", recent, false)?, &owner(), recent)
         .await?;
-    db.write_run(&run("running", t0(), true)?, &owner(), t0())
+    db.runs()
+        .write_run(&run("running", t0(), true)?, &owner(), t0())
         .await?;
     Ok(())
 }
 
 /// Checks that only the old finished run lost its outputs, and kept the rest.
 async fn only_old_outputs_are_gone(db: &Db) -> anyhow::Result<()> {
-    let old = db.get_run("old").await?.context("the old run stays")?;
+    let old = db
+        .runs()
+        .get_run("old")
+        .await?
+        .context("the old run stays")?;
     ensure!(old.status == RunStatus::Succeeded && old.steps.len() == 2);
     ensure!(
         old.steps.iter().all(|s| s.output.is_none()),
@@ -246,13 +257,14 @@ async fn only_old_outputs_are_gone(db: &Db) -> anyhow::Result<()> {
         "its steps keep their verdicts and statuses"
     );
     for kept in ["recent", "running"] {
-        let run = db.get_run(kept).await?.context("the run")?;
+        let run = db.runs().get_run(kept).await?.context("the run")?;
         ensure!(
             output_of(&run, 0) == Some(output_text(50)),
             "{kept} keeps its outputs"
         );
     }
     let listed: Vec<String> = db
+        .runs()
         .list_runs(10)
         .await?
         .into_iter()
@@ -264,11 +276,11 @@ async fn only_old_outputs_are_gone(db: &Db) -> anyhow::Result<()> {
 
 async fn retention_clears_old_outputs_and_keeps_the_runs(db: Db) -> anyhow::Result<()> {
     three_runs(&db).await?;
-    let cleared = db.prune_outputs(t0() + Span::days(30)).await?;
+    let cleared = db.runs().prune_outputs(t0() + Span::days(30)).await?;
     ensure!(cleared == 2, "the old run's two outputs: {cleared}");
     only_old_outputs_are_gone(&db).await?;
     ensure!(
-        db.prune_outputs(t0() + Span::days(30)).await? == 0,
+        db.runs().prune_outputs(t0() + Span::days(30)).await? == 0,
         "nothing left to clear"
     );
     Ok(())
@@ -280,7 +292,7 @@ async fn the_store_sweeper_applies_the_retention(db: Db) -> anyhow::Result<()> {
     let (tracker, cancel) = (TaskTracker::new(), CancellationToken::new());
     let keep = Some(Duration::from_secs(30 * 86_400));
     spawn_store_sweeper(
-        db.clone(),
+        &db,
         Duration::from_millis(20),
         keep,
         clock,
@@ -289,7 +301,7 @@ async fn the_store_sweeper_applies_the_retention(db: Db) -> anyhow::Result<()> {
     );
     let mut cleared = false;
     for _ in 0..500 {
-        let old = db.get_run("old").await?.context("the old run")?;
+        let old = db.runs().get_run("old").await?.context("the old run")?;
         if old.steps.iter().all(|s| s.output.is_none()) {
             cleared = true;
             break;

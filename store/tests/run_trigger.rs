@@ -36,7 +36,7 @@ fn record(run_id: &str, started: DateTime<Utc>, trigger: Option<RunTrigger>) -> 
 
 async fn triggers_are_kept_read_back_and_filtered(db: Db) -> Result<()> {
     let owner = RunOwner::this_process();
-    db.create_team("t1", "team one", at(1_000)).await?;
+    db.teams().create_team("t1", "team one", at(1_000)).await?;
     let tick = RunTrigger {
         kind: TriggerKind::Schedule,
         scheduled_for: Some(at(1_764_648_000_000)),
@@ -52,35 +52,37 @@ async fn triggers_are_kept_read_back_and_filtered(db: Db) -> Result<()> {
         started_by: Some("token:tok_1".into()),
     };
     for (run_id, trigger, started) in [("run_tick", &tick, 2_000), ("run_api", &api, 3_000)] {
-        db.submit_run(
-            NewRun {
-                run_id,
-                team_id: "t1",
-                workflow: "wf",
-                version: 1,
-                source: "wf.yaml",
-                inputs: &json!({}),
-                idempotency: None,
-                launch: None,
-                claim: None,
-                trigger: Some(trigger.clone()),
-            },
-            &owner,
-            at(started),
-        )
-        .await?;
+        db.runs()
+            .submit_run(
+                NewRun {
+                    run_id,
+                    team_id: "t1",
+                    workflow: "wf",
+                    version: 1,
+                    source: "wf.yaml",
+                    inputs: &json!({}),
+                    idempotency: None,
+                    launch: None,
+                    claim: None,
+                    trigger: Some(trigger.clone()),
+                },
+                &owner,
+                at(started),
+            )
+            .await?;
     }
     // The run's own writes know its kind but not who asked: both are kept.
     let as_run_knows = RunTrigger {
         started_by: None,
         ..api.clone()
     };
-    db.write_run(
-        &record("run_api", at(3_000), Some(as_run_knows)),
-        &owner,
-        at(3_001),
-    )
-    .await?;
+    db.runs()
+        .write_run(
+            &record("run_api", at(3_000), Some(as_run_knows)),
+            &owner,
+            at(3_001),
+        )
+        .await?;
     // A local run: its first write records it.
     let manual = RunTrigger {
         kind: TriggerKind::Manual,
@@ -89,20 +91,23 @@ async fn triggers_are_kept_read_back_and_filtered(db: Db) -> Result<()> {
         schedule_id: None,
         started_by: None,
     };
-    db.write_run(
-        &record("run_local", at(4_000), Some(manual.clone())),
-        &owner,
-        at(4_000),
-    )
-    .await?;
+    db.runs()
+        .write_run(
+            &record("run_local", at(4_000), Some(manual.clone())),
+            &owner,
+            at(4_000),
+        )
+        .await?;
     // A row written without one (as before this was kept).
-    db.write_run(&record("run_old", at(500), None), &owner, at(500))
+    db.runs()
+        .write_run(&record("run_old", at(500), None), &owner, at(500))
         .await?;
 
     let read = |id: &'static str| {
         let db = db.clone();
         async move {
-            db.get_run(id)
+            db.runs()
+                .get_run(id)
                 .await?
                 .with_context(|| format!("run {id}"))
                 .map(|r| r.trigger)
@@ -125,7 +130,7 @@ async fn triggers_are_kept_read_back_and_filtered(db: Db) -> Result<()> {
     );
     ensure!(read("run_old").await?.is_none());
 
-    let listed = db.list_runs(10).await?;
+    let listed = db.runs().list_runs(10).await?;
     let kinds: Vec<(String, Option<TriggerKind>)> = listed
         .iter()
         .map(|r| (r.run_id.clone(), r.trigger))
@@ -148,19 +153,23 @@ async fn triggers_are_kept_read_back_and_filtered(db: Db) -> Result<()> {
                 trigger: Some(kind),
                 ..RunFilter::default()
             };
-            let runs = db.list_runs_where(&filter, 10).await?;
+            let runs = db.runs().list_runs_where(&filter, 10).await?;
             anyhow::Ok(runs.into_iter().map(|r| r.run_id).collect::<Vec<_>>())
         }
     };
     ensure!(only(TriggerKind::Schedule).await? == ["run_tick"]);
     ensure!(only(TriggerKind::Api).await? == ["run_api"]);
     // Local runs belong to no team; through the RunLog port they are listed.
-    let local = db.list_triggered(10, Some(TriggerKind::Manual)).await?;
+    let local = db
+        .runs()
+        .list_triggered(10, Some(TriggerKind::Manual))
+        .await?;
     ensure!(
         local.len() == 1 && local[0].run_id == "run_local",
         "{local:?}"
     );
     ensure!(db
+        .runs()
         .list_triggered(10, Some(TriggerKind::Rerun))
         .await?
         .is_empty());

@@ -96,12 +96,16 @@ fn observer(
         owner: owner(),
         fencing: None,
     };
-    StoreObserver::start(db.clone(), clock, options, tracker, cancel)
+    StoreObserver::start(db.runs(), clock, options, tracker, cancel)
 }
 
 /// The stored run as it serializes (to compare with what was written).
 async fn run_json(db: &Db, run_id: &str) -> anyhow::Result<Value> {
-    let run = db.get_run(run_id).await?.context("the run is stored")?;
+    let run = db
+        .runs()
+        .get_run(run_id)
+        .await?
+        .context("the run is stored")?;
     Ok(serde_json::to_value(run)?)
 }
 
@@ -124,7 +128,7 @@ async fn records_are_written_as_the_run_progresses(db: Db) -> anyhow::Result<()>
         stored == serde_json::to_value(&run)?,
         "run_started: {stored:#}"
     );
-    let listed = db.list_runs(10).await?;
+    let listed = db.runs().list_runs(10).await?;
     ensure!(listed.len() == 1 && listed[0].status == RunStatus::Running && listed[0].steps == 3);
 
     clock.advance(Span::milliseconds(10));
@@ -152,7 +156,7 @@ async fn records_are_written_as_the_run_progresses(db: Db) -> anyhow::Result<()>
     obs.flush().await;
     let stored = run_json(&db, "run-1").await?;
     ensure!(stored["steps"][1] == serde_json::to_value(&decide)?);
-    ensure!(db.list_runs(10).await?[0].skipped == 1);
+    ensure!(db.runs().list_runs(10).await?[0].skipped == 1);
 
     clock.advance(Span::seconds(2));
     obs.step_started("report");
@@ -165,7 +169,7 @@ async fn records_are_written_as_the_run_progresses(db: Db) -> anyhow::Result<()>
     report.attempts = 3;
     obs.step_finished(&report);
     obs.flush().await;
-    let summary = &db.list_runs(10).await?[0];
+    let summary = &db.runs().list_runs(10).await?[0];
     ensure!(summary.failed == 1 && summary.skipped == 1 && summary.status == RunStatus::Running);
 
     run.steps = vec![fetch, decide, report];
@@ -179,7 +183,7 @@ async fn records_are_written_as_the_run_progresses(db: Db) -> anyhow::Result<()>
         stored == serde_json::to_value(&run)?,
         "run_finished: {stored:#}"
     );
-    let summary = &db.list_runs(10).await?[0];
+    let summary = &db.runs().list_runs(10).await?[0];
     ensure!(
         summary.status == RunStatus::Failed
             && summary.duration_ms == 2041
@@ -187,20 +191,20 @@ async fn records_are_written_as_the_run_progresses(db: Db) -> anyhow::Result<()>
     );
     tracker.close();
     tracker.wait().await;
-    ensure!(db.get_run("no-such-run").await?.is_none());
+    ensure!(db.runs().get_run("no-such-run").await?.is_none());
     Ok(())
 }
 
 async fn runs_list_newest_first(db: Db) -> anyhow::Result<()> {
     for (i, id) in ["old", "newest", "middle"].iter().enumerate() {
         let at = t0() + Span::minutes([0, 20, 10][i]);
-        db.write_run(&record(id, at), &owner(), at).await?;
+        db.runs().write_run(&record(id, at), &owner(), at).await?;
     }
-    let listed = db.list_runs(2).await?;
+    let listed = db.runs().list_runs(2).await?;
     let ids: Vec<&str> = listed.iter().map(|r| r.run_id.as_str()).collect();
     ensure!(ids == ["newest", "middle"], "{ids:?}");
-    ensure!(db.list_runs(0).await?.is_empty());
-    ensure!(db.list_runs(100).await?.len() == 3);
+    ensure!(db.runs().list_runs(0).await?.is_empty());
+    ensure!(db.runs().list_runs(100).await?.len() == 3);
     Ok(())
 }
 
@@ -249,7 +253,8 @@ async fn the_heartbeat_ticks_while_the_run_runs(db: Db) -> anyhow::Result<()> {
     let alive = |_| true;
     let stale = Duration::from_secs(60);
     ensure!(
-        db.mark_interrupted("elsewhere", &alive, stale, later + Span::seconds(30))
+        db.runs()
+            .mark_interrupted("elsewhere", &alive, stale, later + Span::seconds(30))
             .await?
             == 0
     );
@@ -348,20 +353,24 @@ async fn dead_processes_and_stale_heartbeats_interrupt_runs(db: Db) -> anyhow::R
     orphan.steps[1].status = StepStatus::Running;
     orphan.steps[1].started_at = Some(t0() + Span::seconds(2));
     let last_beat = now - Span::seconds(5);
-    db.write_run(&orphan, &dead, last_beat).await?;
+    db.runs().write_run(&orphan, &dead, last_beat).await?;
     // Elsewhere with a stale heartbeat; elsewhere and fresh; here and alive;
     // and one that finished long ago.
-    db.write_run(&record("stale", t0()), &there, now - Span::minutes(10))
+    db.runs()
+        .write_run(&record("stale", t0()), &there, now - Span::minutes(10))
         .await?;
-    db.write_run(&record("fresh", t0()), &there, now - Span::seconds(5))
+    db.runs()
+        .write_run(&record("fresh", t0()), &there, now - Span::seconds(5))
         .await?;
-    db.write_run(&record("mine", t0()), &me, now - Span::seconds(5))
+    db.runs()
+        .write_run(&record("mine", t0()), &me, now - Span::seconds(5))
         .await?;
     let mut done = record("done", t0());
     done.status = RunStatus::Succeeded;
-    db.write_run(&done, &dead, t0()).await?;
+    db.runs().write_run(&done, &dead, t0()).await?;
 
     let marked = db
+        .runs()
         .mark_interrupted(here, &pid_alive, Duration::from_secs(120), now)
         .await?;
     ensure!(marked == 2, "orphan and stale: {marked}");
@@ -385,7 +394,7 @@ async fn dead_processes_and_stale_heartbeats_interrupt_runs(db: Db) -> anyhow::R
         );
     }
     ensure!(run_json(&db, "done").await?["status"] == "succeeded");
-    let listed = db.list_runs(10).await?;
+    let listed = db.runs().list_runs(10).await?;
     ensure!(
         listed
             .iter()
@@ -394,7 +403,8 @@ async fn dead_processes_and_stale_heartbeats_interrupt_runs(db: Db) -> anyhow::R
             == 2
     );
     ensure!(
-        db.mark_interrupted(here, &pid_alive, Duration::from_secs(120), now)
+        db.runs()
+            .mark_interrupted(here, &pid_alive, Duration::from_secs(120), now)
             .await?
             == 0,
         "once"
@@ -412,22 +422,27 @@ async fn runs_read_back_typed_through_the_run_log(db: Db) -> anyhow::Result<()> 
     run.steps[0] = finished_fetch(t0());
     run.steps[1].status = StepStatus::Running;
     run.steps[1].started_at = Some(t0() + Span::seconds(2));
-    db.write_run(&run, &dead, t0() + Span::seconds(3)).await?;
+    db.runs()
+        .write_run(&run, &dead, t0() + Span::seconds(3))
+        .await?;
     let mut done = record("done", t0() + Span::minutes(1));
     done.steps[0] = finished_fetch(t0() + Span::minutes(1));
     done.finished_at = Some(t0() + Span::minutes(2));
     done.settle(false);
-    db.write_run(&done, &dead, t0() + Span::minutes(2)).await?;
-    db.mark_interrupted(
-        here,
-        &pid_alive,
-        Duration::from_secs(120),
-        t0() + Span::hours(1),
-    )
-    .await?;
+    db.runs()
+        .write_run(&done, &dead, t0() + Span::minutes(2))
+        .await?;
+    db.runs()
+        .mark_interrupted(
+            here,
+            &pid_alive,
+            Duration::from_secs(120),
+            t0() + Span::hours(1),
+        )
+        .await?;
 
     // Read as a reader of runs does: through the port, not the store.
-    let log: &dyn RunLog = &db;
+    let log: &dyn RunLog = &db.runs();
     let got = log.get("typed").await?.context("stored")?;
     ensure!(got.status == RunStatus::Interrupted, "{:?}", got.status);
     ensure!(got.steps[1].status == StepStatus::Interrupted);

@@ -45,22 +45,29 @@ fn tick<'a>(run_id: &'a str, inputs: &'a serde_json::Value, second: i64) -> Tick
 
 async fn a_retired_schedule_fires_no_tick(db: Db) -> Result<()> {
     let now = Utc::now();
-    db.create_team("t1", "team one", now).await?;
-    db.sync_schedules("t1", "wf", &[spec()], now).await?;
+    db.teams().create_team("t1", "team one", now).await?;
+    db.schedules()
+        .sync_schedules("t1", "wf", &[spec()], now)
+        .await?;
     let owner = RunOwner::this_process();
     let inputs = json!({});
     ensure!(
-        db.record_tick(&tick("run_1", &inputs, 1), &owner, now)
+        db.schedules()
+            .record_tick(&tick("run_1", &inputs, 1), &owner, now)
             .await?
     );
-    ensure!(db.get_run("run_1").await?.is_some());
+    ensure!(db.runs().get_run("run_1").await?.is_some());
     // A new version without the trigger retires the schedule.
-    db.sync_schedules("t1", "wf", &[], now).await?;
+    db.schedules().sync_schedules("t1", "wf", &[], now).await?;
     ensure!(
-        !db.record_tick(&tick("run_2", &inputs, 2), &owner, now)
+        !db.schedules()
+            .record_tick(&tick("run_2", &inputs, 2), &owner, now)
             .await?,
         "a retired schedule's tick is refused"
     );
-    ensure!(db.get_run("run_2").await?.is_none(), "and creates no run");
+    ensure!(
+        db.runs().get_run("run_2").await?.is_none(),
+        "and creates no run"
+    );
     Ok(())
 }

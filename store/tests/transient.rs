@@ -50,8 +50,9 @@ fn failure<T>(result: sqlx::Result<T>, what: &str) -> Result<sqlx::Error> {
 
 async fn a_broken_constraint_is_not_transient(db: Db) -> Result<()> {
     let now = Utc::now();
-    db.create_team("t1", "team one", now).await?;
+    db.teams().create_team("t1", "team one", now).await?;
     let taken = db
+        .teams()
         .create_team("t1", "another name", now)
         .await
         .err()
@@ -384,7 +385,7 @@ async fn a_final_write_refused_for_good_is_tried_once(db: Db) -> Result<()> {
     refuse_final_status(&db).await?;
     let run_id = format!("run_refused_{}", db.backend());
     let observer = StoreObserver::start(
-        db.clone(),
+        db.runs(),
         Arc::new(SystemClock),
         ObserverOptions {
             heartbeat: Duration::from_secs(600),
@@ -408,7 +409,7 @@ async fn a_final_write_refused_for_good_is_tried_once(db: Db) -> Result<()> {
     observer.run_finished(&run);
     observer.close().await;
 
-    let stored = db.get_run(&run_id).await?.context("stored")?;
+    let stored = db.runs().get_run(&run_id).await?.context("stored")?;
     ensure!(
         stored.status == RunStatus::Running && stored.steps[0].status == StepStatus::Succeeded,
         "the step landed, the refused final status did not: {stored:?}"

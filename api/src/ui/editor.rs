@@ -102,9 +102,15 @@ async fn current_of(
     name: &str,
 ) -> Option<(String, BTreeMap<String, String>)> {
     let team = caller.caller.team_id();
-    let (summary, _) = state.db().get_workflow(team, name).await.ok()??;
+    let (summary, _) = state
+        .db()
+        .workflows()
+        .get_workflow(team, name)
+        .await
+        .ok()??;
     let v = state
         .db()
+        .workflows()
         .workflow_version(team, name, summary.current_version)
         .await
         .ok()??;

@@ -116,7 +116,12 @@ impl FromRequestParts<AppState> for UiCaller {
         let Some(token) = session_token(&parts.headers) else {
             return Err(see_other("/ui/sign-in"));
         };
-        match state.db().caller_of_token(&token_hash(&token)).await {
+        match state
+            .db()
+            .teams()
+            .caller_of_token(&token_hash(&token))
+            .await
+        {
             Ok(Some((team, token_id))) => Ok(UiCaller {
                 caller: Caller(team, token_id),
                 csrf: csrf_of(&token),
@@ -247,6 +252,7 @@ async fn sign_in(State(state): State<AppState>, body: String) -> Response {
         true => None,
         false => state
             .db()
+            .teams()
             .team_of_token(&token_hash(token))
             .await
             .ok()
@@ -347,7 +353,7 @@ async fn runs_page(
             .map(|t| t.and_utc()),
     };
     let shown = query.limit.unwrap_or(RUNS_SHOWN).clamp(1, RUNS_SHOWN);
-    let mut runs = match state.db().list_runs_where(&filter, shown + 1).await {
+    let mut runs = match state.db().runs().list_runs_where(&filter, shown + 1).await {
         Ok(r) => r,
         Err(error) => {
             tracing::error!(%error, "the UI could not list runs");
@@ -623,6 +629,7 @@ async fn edges_of(
 ) -> Vec<dag::DagEdge> {
     let Ok(Some(text)) = state
         .db()
+        .workflows()
         .workflow_version(caller.team_id(), &record.workflow, version)
         .await
     else {

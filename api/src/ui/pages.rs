@@ -22,7 +22,12 @@ use crate::state::AppState;
 /// `GET /ui/workflows`.
 pub async fn workflows_page(State(state): State<AppState>, caller: UiCaller) -> Response {
     let team = caller.caller.team_id().to_string();
-    let listed = state.db().list_workflows(&team).await.unwrap_or_default();
+    let listed = state
+        .db()
+        .workflows()
+        .list_workflows(&team)
+        .await
+        .unwrap_or_default();
     let schedules = crate::schedules::describe(&state, &team, None)
         .await
         .unwrap_or_default();
@@ -35,6 +40,7 @@ pub async fn workflows_page(State(state): State<AppState>, caller: UiCaller) -> 
         };
         let last = state
             .db()
+            .runs()
             .list_runs_where(&latest, 1)
             .await
             .ok()
@@ -91,10 +97,11 @@ pub async fn workflow_page(
 ) -> Response {
     let team = caller.caller.team_id().to_string();
     let db = state.db();
-    let Ok(Some((summary, versions))) = db.get_workflow(&team, &name).await else {
+    let Ok(Some((summary, versions))) = db.workflows().get_workflow(&team, &name).await else {
         return missing(&caller);
     };
     let Ok(Some(current)) = db
+        .workflows()
         .workflow_version(&team, &name, summary.current_version)
         .await
     else {
@@ -327,6 +334,7 @@ pub async fn cache_page(State(state): State<AppState>, caller: UiCaller) -> Resp
     let scope = cache_scope(caller.caller.team_id());
     let entries: Vec<_> = state
         .db()
+        .cache()
         .cache_list()
         .await
         .unwrap_or_default()
@@ -374,7 +382,7 @@ pub async fn purge_cache(
         return forbidden();
     }
     let scope = cache_scope(caller.caller.team_id());
-    if let Err(error) = state.db().cache_purge_scope(&scope, None).await {
+    if let Err(error) = state.db().cache().cache_purge_scope(&scope, None).await {
         tracing::warn!(%error, "the UI could not purge a team's cache");
     }
     see_other("/ui/cache")
@@ -436,8 +444,8 @@ pub async fn diff_page(
     let team = caller.caller.team_id().to_string();
     let db = state.db();
     let (Ok(Some(a)), Ok(Some(b))) = (
-        db.workflow_version(&team, &name, q.from).await,
-        db.workflow_version(&team, &name, q.to).await,
+        db.workflows().workflow_version(&team, &name, q.from).await,
+        db.workflows().workflow_version(&team, &name, q.to).await,
     ) else {
         return missing(&caller);
     };

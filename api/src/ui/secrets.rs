@@ -30,6 +30,7 @@ async fn render(
 ) -> Response {
     let listed = state
         .db()
+        .secrets()
         .list_secrets(caller.caller.team_id())
         .await
         .unwrap_or_default();
@@ -138,6 +139,7 @@ pub async fn delete(
     }
     match state
         .db()
+        .secrets()
         .delete_secret(caller.caller.team_id(), &name)
         .await
     {

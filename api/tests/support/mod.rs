@@ -117,6 +117,7 @@ impl Api {
     pub async fn team(&self, name: &str) -> Result<String> {
         let now = SystemClock.now();
         self.db
+            .teams()
             .create_team(&dragnet_api::new_team_id(), name, now)
             .await?;
         Ok(dragnet_api::create_token(&self.db, name, now).await?.token)

@@ -4,8 +4,9 @@
 
 use serde::Serialize;
 
-use crate::db::{col, to_i64, to_u64, with_pool, BeginWrite, Db};
+use crate::db::{col, to_i64, to_u64, with_pool, BeginWrite, OnDb};
 use crate::error::{Error, Result};
+use crate::runs::Runs;
 
 /// One event of a run's stream.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -17,7 +18,7 @@ pub struct RunEvent {
     pub data: String,
 }
 
-impl Db {
+impl Runs {
     /// Appends events of run `run_id` in one transaction; an event whose
     /// number is stored already is left as it is.
     pub async fn append_run_events(&self, run_id: &str, events: &[RunEvent]) -> Result<()> {

@@ -12,8 +12,8 @@ use chrono::{DateTime, Utc};
 
 use dragnet_engine::run::RunStatus;
 
-use super::millis_between;
-use crate::db::{col, with_pool, BeginWrite, Db, Stamp};
+use super::{millis_between, Runs};
+use crate::db::{col, with_pool, BeginWrite, OnDb, Stamp};
 use crate::error::{Error, Result};
 
 const RUNNING: &str = "SELECT run_id, host, pid, started_at, heartbeat_at FROM runs \
@@ -69,7 +69,7 @@ impl Candidate {
     }
 }
 
-impl Db {
+impl Runs {
     /// Marks `interrupted` every running run started on `this_host` by a
     /// process `is_alive` says is gone, and every running run (any host)
     /// whose heartbeat is older than `stale_after` at `now`; returns how

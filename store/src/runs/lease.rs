@@ -16,8 +16,13 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::db::{col, with_pool, Db, PgTime, SqliteTime, Stamp};
+use crate::db::{col, handle, with_pool, OnDb, PgTime, SqliteTime, Stamp};
 use crate::error::{Error, Result};
+
+handle! {
+    /// Runs' leases and the wake-ups of claimers (`Db::leases`).
+    Leases
+}
 
 /// The database's clock in SQLite, in milliseconds since the epoch.
 const SQLITE_NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
@@ -117,7 +122,7 @@ fn unheld(now: &str) -> String {
     )
 }
 
-impl Db {
+impl Leases {
     /// Claims the oldest claimable run: queued and unclaimed, or holding a
     /// lease that expired (its process died or stalled: a takeover).
     pub async fn claim_next(&self, owner: &str, length: LeaseLength) -> Result<Option<Lease>> {

@@ -1,8 +1,8 @@
 //! Run records at rest (SPEC §8, §9): one `runs` row per run, with the host
 //! and process writing it and a heartbeat, and one `run_steps` row per step
 //! in workflow order. Rows are written as the run progresses (see
-//! `StoreObserver`), read back as the engine's typed records (`Db` is its
-//! `RunLog`), runs whose process died are marked `interrupted`, and the
+//! `StoreObserver`), read back as the engine's typed records (`Runs` is
+//! its `RunLog`), runs whose process died are marked `interrupted`, and the
 //! pages a leased run's walks fetched are kept for a takeover (`RunPages`).
 
 mod events;
@@ -15,16 +15,23 @@ pub(crate) mod submit;
 mod write;
 
 pub use events::RunEvent;
-pub use lease::{Lease, LeaseLength, Renewal};
+pub use lease::{Lease, LeaseLength, Leases, Renewal};
 pub use pages::RunPages;
 pub use read::RunFilter;
 pub use submit::{ClaimedRun, NewRun, Submitted, IDEMPOTENCY_WINDOW};
 
 use chrono::{DateTime, Utc};
 
+use crate::db::handle;
 use crate::process;
 
-/// Who writes a run: stored with it, read by `Db::mark_interrupted`.
+handle! {
+    /// Run records, their steps, events and kept pages (`Db::runs`): the
+    /// engine's `RunLog`.
+    Runs
+}
+
+/// Who writes a run: stored with it, read by `Runs::mark_interrupted`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunOwner {
     pub host: String,

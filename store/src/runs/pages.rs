@@ -9,9 +9,9 @@
 use dragnet_core::ports::journal::{KeptPage, PageJournal};
 use dragnet_core::ports::BoxFuture;
 
-use super::Lease;
+use super::{Lease, Runs};
 use crate::codec::{self, Codec};
-use crate::db::{col, to_i64, to_u64, with_pool, Db};
+use crate::db::{col, to_i64, to_u64, with_pool, OnDb};
 use crate::error::{Error, Result};
 
 const KEEP: &str = "INSERT INTO walk_pages \
@@ -29,18 +29,18 @@ const RECALL: &str = "SELECT status, body_packed, body_bytes, next_link FROM wal
 /// The journal of one leased run, written under its lease.
 #[derive(Debug, Clone)]
 pub struct RunPages {
-    db: Db,
+    runs: Runs,
     lease: Lease,
 }
 
 impl RunPages {
-    pub fn new(db: Db, lease: Lease) -> RunPages {
-        RunPages { db, lease }
+    pub fn new(runs: Runs, lease: Lease) -> RunPages {
+        RunPages { runs, lease }
     }
 
     async fn kept(&self, scope: &str, key: &str) -> Result<Option<KeptPage>> {
-        let op = || Error::query(self.db.backend(), "walk_pages.recall");
-        let row = with_pool!(&self.db, |pool, T| {
+        let op = || Error::query(self.runs.backend(), "walk_pages.recall");
+        let row = with_pool!(&self.runs, |pool, T| {
             sqlx::query(RECALL)
                 .bind(&self.lease.run_id)
                 .bind(scope)
@@ -71,10 +71,10 @@ impl RunPages {
     }
 
     async fn put(&self, scope: &str, key: &str, page: &KeptPage) -> Result<()> {
-        let op = || Error::query(self.db.backend(), "walk_pages.keep");
+        let op = || Error::query(self.runs.backend(), "walk_pages.keep");
         let bytes = to_i64(page.body.len() as u64, "page bytes")?;
         let packed = codec::compress(page.body.clone()).await?;
-        with_pool!(&self.db, |pool, T| {
+        with_pool!(&self.runs, |pool, T| {
             sqlx::query(KEEP)
                 .bind(&self.lease.run_id)
                 .bind(scope)
@@ -115,7 +115,7 @@ impl PageJournal for RunPages {
     }
 }
 
-impl Db {
+impl Runs {
     /// Deletes the pages kept for run `run_id` (it ended); how many.
     pub async fn forget_pages(&self, run_id: &str) -> Result<u64> {
         let op = || Error::query(self.backend(), "walk_pages.forget");

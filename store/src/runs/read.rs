@@ -4,7 +4,7 @@
 //! verdicts and inputs from their JSON, outputs kept as the raw JSON text
 //! they were written as (inflated from `output_packed`, or from the `output`
 //! text of rows older than it). A listing reads the runs' rows and counts of
-//! their steps, never an output. `Db` is the engine's `RunLog`.
+//! their steps, never an output. `Runs` is the engine's `RunLog`.
 
 use dragnet_core::Document;
 
@@ -16,8 +16,9 @@ use dragnet_engine::run::{
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::Runs;
 use crate::codec::{self, Codec};
-use crate::db::{col, to_u64, with_pool, Db, Stamp};
+use crate::db::{col, to_u64, with_pool, OnDb, Stamp};
 use crate::error::{Error, Result};
 
 /// The columns of a listing: a run's row and counts of its steps.
@@ -108,7 +109,7 @@ const STEPS_BARE: &str = "SELECT id, kind, status, reason, started_at, finished_
      attempts, verdict, NULL AS output, NULL AS output_packed, NULL AS output_bytes \
      FROM run_steps WHERE run_id = $1 ORDER BY idx";
 
-impl Db {
+impl Runs {
     /// The `limit` most recent runs, newest first.
     pub async fn list_runs(&self, limit: u32) -> Result<Vec<RunSummary>> {
         self.list_runs_where(&RunFilter::default(), limit).await
@@ -231,7 +232,7 @@ impl Db {
     }
 }
 
-impl RunLog for Db {
+impl RunLog for Runs {
     fn list(&self, limit: u32) -> LogFuture<'_, Vec<RunSummary>> {
         Box::pin(async move { self.list_runs(limit).await.map_err(RunLogError::new) })
     }
@@ -398,7 +399,7 @@ mod listing {
             host: "h".into(),
             pid: 1,
         };
-        db.write_run(&run, &owner, at).await?;
+        db.runs().write_run(&run, &owner, at).await?;
         let names: Vec<String> = match &db {
             Db::Sqlite(pool) => {
                 let rows = sqlx::query(LIST).bind(10i64).fetch_all(pool).await?;
@@ -420,7 +421,7 @@ mod listing {
             }
         };
         anyhow::ensure!(names == COLUMNS, "the listing returns {names:?}");
-        let listed = db.list_runs(10).await?;
+        let listed = db.runs().list_runs(10).await?;
         anyhow::ensure!(listed.len() == 1 && listed[0].steps == 2 && listed[0].failed == 1);
         Ok(())
     }

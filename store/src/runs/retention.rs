@@ -6,15 +6,16 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::db::{with_pool, Db, Stamp};
+use crate::db::{with_pool, OnDb, Stamp};
 use crate::error::{Error, Result};
+use crate::runs::Runs;
 
 const PRUNE: &str =
     "UPDATE run_steps SET output = NULL, output_packed = NULL, output_bytes = NULL \
      WHERE (output IS NOT NULL OR output_packed IS NOT NULL) AND run_id IN \
      (SELECT run_id FROM runs WHERE finished_at IS NOT NULL AND finished_at < $1)";
 
-impl Db {
+impl Runs {
     /// Clears the step outputs of runs that finished before `before`;
     /// returns how many steps lost theirs. Running runs are never touched.
     pub async fn prune_outputs(&self, before: DateTime<Utc>) -> Result<u64> {

@@ -6,8 +6,8 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 
-use super::{Lease, LeaseLength, RunOwner};
-use crate::db::{col, with_pool, BeginWrite, Db, Stamp};
+use super::{Lease, LeaseLength, RunOwner, Runs};
+use crate::db::{col, with_pool, BeginWrite, OnDb, Stamp};
 use crate::error::{Error, Result};
 
 /// How long an idempotency key answers with its first run.
@@ -38,7 +38,7 @@ pub(crate) const INSERT_RUN_SQLITE: &str = "INSERT INTO runs (run_id, workflow, 
 /// timestamps through the backend's codec `$T`.
 macro_rules! insert_run {
     ($db:expr, $tx:ident, $T:ident, $run:expr, $inputs:expr, $owner:expr, $now:expr) => {{
-        let (sql, length) = match ($db, &$run.claim) {
+        let (sql, length) = match ($crate::db::OnDb::db($db), &$run.claim) {
             ($crate::db::Db::Postgres(_), claim) => (
                 $crate::runs::submit::INSERT_RUN_PG,
                 claim.as_ref().map(|(_, l)| l.get().as_secs_f64()),
@@ -141,7 +141,7 @@ pub enum Submitted {
     KeyReused,
 }
 
-impl Db {
+impl Runs {
     /// Writes the row of a run about to start (`queued` until it has a
     /// concurrency slot, owned by `owner`), unless its idempotency key
     /// answers with an earlier run.

@@ -8,9 +8,9 @@
 use chrono::{DateTime, Utc};
 use dragnet_engine::run::{RunRecord, StepRecord, StepType};
 
-use super::{Lease, RunOwner};
+use super::{Lease, RunOwner, Runs};
 use crate::codec;
-use crate::db::{to_i64, with_pool, BeginWrite, Db, Stamp};
+use crate::db::{to_i64, with_pool, BeginWrite, Db, OnDb, Stamp};
 use crate::error::{Error, Result};
 
 /// What started the run is written by the first write of its row (a
@@ -57,7 +57,7 @@ const FENCE_SQLITE: &str =
 macro_rules! pass_fence {
     ($db:expr, $tx:ident, $lease:expr, $op:expr) => {
         if let Some(lease) = $lease {
-            let sql = match $db {
+            let sql = match $crate::db::OnDb::db($db) {
                 Db::Postgres(_) => FENCE_PG,
                 Db::Sqlite(_) => FENCE_SQLITE,
             };
@@ -141,7 +141,7 @@ async fn step_row(idx: usize, step: &StepRecord) -> Result<StepRow> {
     })
 }
 
-impl Db {
+impl Runs {
     /// Writes a run and all its steps as they stand, in one transaction;
     /// `heartbeat_at` is the run's latest sign of life.
     pub async fn write_run(
