@@ -38,6 +38,7 @@ fn orders(n: usize) -> StoredResult {
 }
 
 async fn the_retrieval_tools_read_a_result_kept_in_the_store(db: Db) -> Result<()> {
+    let db = db.results();
     let me = ResultScope {
         org: "acme".into(),
         thread: "thread-1".into(),
