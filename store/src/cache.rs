@@ -230,3 +230,11 @@ impl CacheStore for Cache {
         Box::pin(async move { Ok(self.cache_sweep(now).await?) })
     }
 }
+
+/// The handle on this area (the store's areas each own their tables).
+impl crate::db::Db {
+    /// The cache of complete walks (dragnet-core's `CacheStore`).
+    pub fn cache(&self) -> Cache {
+        Cache(self.clone())
+    }
+}

@@ -15,13 +15,12 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Connection, PgConnection};
 
 use crate::db::Db;
+use crate::db::ACQUIRE_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::setup_lock;
 
 /// How long the first PostgreSQL connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a statement waits for a pooled connection.
-pub(crate) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long SQLite waits on a lock held by another writer.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 const POSTGRES_CONNECTIONS: u32 = 10;

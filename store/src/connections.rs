@@ -83,3 +83,11 @@ impl ConnectionStore for Connections {
         })
     }
 }
+
+/// The handle on this area (the store's areas each own their tables).
+impl crate::db::Db {
+    /// Connected-app credentials (dragnet-core's `ConnectionStore`).
+    pub fn connections(&self) -> Connections {
+        Connections(self.clone())
+    }
+}

@@ -13,17 +13,12 @@ use chrono::{DateTime, SubsecRound, Utc};
 use sqlx::migrate::Migrator;
 use sqlx::{PgPool, SqlitePool};
 
-use crate::cache::Cache;
-use crate::connect::ACQUIRE_TIMEOUT;
-use crate::connections::Connections;
 use crate::error::{Error, Result};
-use crate::results::Results;
-use crate::runs::{Leases, Runs};
-use crate::schedules::Schedules;
-use crate::secrets::Secrets;
 use crate::setup_lock;
-use crate::teams::Teams;
-use crate::workflows::Workflows;
+
+/// How long taking a pooled connection (or a SQLite file's setup lock)
+/// may wait.
+pub(crate) const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
@@ -104,56 +99,6 @@ impl Db {
             Db::Postgres(pool) => pool.close().await,
             Db::Sqlite(pool) => pool.close().await,
         }
-    }
-}
-
-/// The handles on the store's areas: each owns its tables and nothing else.
-impl Db {
-    /// Teams and their API tokens.
-    pub fn teams(&self) -> Teams {
-        Teams(self.clone())
-    }
-
-    /// Teams' secrets, sealed at rest.
-    pub fn secrets(&self) -> Secrets {
-        Secrets(self.clone())
-    }
-
-    /// Connected-app credentials (dragnet-core's `ConnectionStore`).
-    pub fn connections(&self) -> Connections {
-        Connections(self.clone())
-    }
-
-    /// Submitted workflows and their versions.
-    pub fn workflows(&self) -> Workflows {
-        Workflows(self.clone())
-    }
-
-    /// Workflows' schedules, their ticks, and the database's clock.
-    pub fn schedules(&self) -> Schedules {
-        Schedules(self.clone())
-    }
-
-    /// The cache of complete walks (dragnet-core's `CacheStore`).
-    pub fn cache(&self) -> Cache {
-        Cache(self.clone())
-    }
-
-    /// Stored results of agent calls (dragnet-core's `ResultStore`).
-    pub fn results(&self) -> Results {
-        Results(self.clone())
-    }
-
-    /// Run records, their steps, events and kept pages (the engine's
-    /// `RunLog`).
-    pub fn runs(&self) -> Runs {
-        Runs(self.clone())
-    }
-
-    /// Runs' leases: claiming, renewing, handing back, and the wake-ups of
-    /// claimers.
-    pub fn leases(&self) -> Leases {
-        Leases(self.clone())
     }
 }
 

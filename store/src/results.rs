@@ -158,3 +158,11 @@ impl ResultStore<Payload> for Results {
         })
     }
 }
+
+/// The handle on this area (the store's areas each own their tables).
+impl crate::db::Db {
+    /// Stored results of agent calls (dragnet-core's `ResultStore`).
+    pub fn results(&self) -> Results {
+        Results(self.clone())
+    }
+}

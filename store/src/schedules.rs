@@ -485,3 +485,11 @@ impl Schedules {
         })
     }
 }
+
+/// The handle on this area (the store's areas each own their tables).
+impl crate::db::Db {
+    /// Workflows' schedules, their ticks, and the database's clock.
+    pub fn schedules(&self) -> Schedules {
+        Schedules(self.clone())
+    }
+}

@@ -137,3 +137,11 @@ impl Secrets {
         Ok(deleted > 0)
     }
 }
+
+/// The handle on this area (the store's areas each own their tables).
+impl crate::db::Db {
+    /// Teams' secrets, sealed at rest.
+    pub fn secrets(&self) -> Secrets {
+        Secrets(self.clone())
+    }
+}

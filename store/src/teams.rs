@@ -213,3 +213,11 @@ impl Teams {
         })
     }
 }
+
+/// The handle on this area (the store's areas each own their tables).
+impl crate::db::Db {
+    /// Teams and their API tokens.
+    pub fn teams(&self) -> Teams {
+        Teams(self.clone())
+    }
+}

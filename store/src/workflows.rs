@@ -294,3 +294,11 @@ impl Workflows {
         })
     }
 }
+
+/// The handle on this area (the store's areas each own their tables).
+impl crate::db::Db {
+    /// Submitted workflows and their versions.
+    pub fn workflows(&self) -> Workflows {
+        Workflows(self.clone())
+    }
+}

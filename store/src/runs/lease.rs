@@ -314,3 +314,12 @@ mod tests {
         assert!(LeaseLength::new(Duration::MAX).is_err());
     }
 }
+
+/// The handle on this area (the store's areas each own their tables).
+impl crate::db::Db {
+    /// Runs' leases: claiming, renewing, handing back, and the wake-ups of
+    /// claimers.
+    pub fn leases(&self) -> Leases {
+        Leases(self.clone())
+    }
+}

@@ -65,3 +65,12 @@ mod tests {
         assert_eq!(millis_between(b, a), 0);
     }
 }
+
+/// The handle on this area (the store's areas each own their tables).
+impl crate::db::Db {
+    /// Run records, their steps, events and kept pages (the engine's
+    /// `RunLog`).
+    pub fn runs(&self) -> Runs {
+        Runs(self.clone())
+    }
+}
