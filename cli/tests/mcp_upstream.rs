@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{binary, fresh_db, mcp_plan, python, scratch};
+use common::{binary, fresh_db, mcp_plan, python, recorded, scratch};
 use serde_json::{json, Value};
 
 fn script(name: &str) -> String {
@@ -56,15 +56,6 @@ fn through_gateway(config: &Path, steps: Value) -> Vec<Value> {
         "steps": steps,
     });
     mcp_plan(&plan)
-}
-
-/// What reached the upstream: one JSON line per call.
-fn recorded(record: &Path) -> Vec<Value> {
-    std::fs::read_to_string(record)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// Walks, notes and checks what reached the upstream; `key` is the

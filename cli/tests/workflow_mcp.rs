@@ -13,20 +13,13 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
-use common::{acme_token, address_in, client, command, fresh_db, python, scratch, stderr, stdout};
+use common::{
+    acme_token, address_in, client, command, fresh_db, python, recorded, scratch, stderr, stdout,
+};
 use serde_json::{json, Value};
 
 fn script(name: &str) -> String {
     format!("{}/tests/mcp/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// What reached the upstream: one JSON line per call.
-fn recorded(record: &Path) -> Vec<Value> {
-    std::fs::read_to_string(record)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// The steps every workflow of these tests runs against the tickets
@@ -316,6 +309,9 @@ steps:
     assert!(sum.contains("42"), "{run}");
 }
 
+/// The key teams' secrets are sealed under in these tests.
+const SEALING_KEY: &str = "0123456789abcdef0123456789abcdef-sealing";
+
 /// `dragnet serve` with `config` on store `db`, killed when dropped.
 struct Serve(Child);
 
@@ -327,8 +323,9 @@ impl Drop for Serve {
 }
 
 /// Starts `dragnet serve` with the configuration file `config`, the
-/// operator's variable the declared server reads, and a secret of the
-/// host's that must reach nobody.
+/// operator's variable the declared server reads, a secret of the host's
+/// that must reach nobody, the sealing key of teams' secrets, and a
+/// variable named like a team's secret (which must not be read for it).
 fn serve(db: &str, config: &Path) -> (Serve, String) {
     use std::io::{BufRead, BufReader};
     let mut child = command(db)
@@ -336,6 +333,8 @@ fn serve(db: &str, config: &Path) -> (Serve, String) {
         .env("DRAGNET_CONFIG", config)
         .env("OPERATOR_TICKETS_MODE", "read-only")
         .env("DRAGNET_TEST_SECRET", "s3cret-of-the-host")
+        .env("DRAGNET_SECRETS_KEY", SEALING_KEY)
+        .env("TICKETS_KEY", "the-servers-own-value")
         .stdout(Stdio::piped())
         .spawn()
         .expect("serve starts");
@@ -462,7 +461,6 @@ fn set_secret(db: &str, key: &str, name: &str, value: &str) {
 
 #[test]
 fn on_a_server_an_mcp_url_reads_the_teams_secret_and_is_held_to_upstream_hosts() {
-    const KEY: &str = "0123456789abcdef0123456789abcdef-sealing";
     let record = scratch("jsonl");
     let upstream = http_upstream(&record);
     let db = fresh_db();
@@ -474,21 +472,7 @@ fn on_a_server_an_mcp_url_reads_the_teams_secret_and_is_held_to_upstream_hosts()
         "[server]\nupstream_hosts = [\"*\", \"!127.0.0.0/8\", \"!::1\"]\n",
     )
     .unwrap();
-    let (_server, addr) = {
-        use std::io::{BufRead, BufReader};
-        let mut child = command(&db)
-            .args(["serve", "--bind", "127.0.0.1:0"])
-            .env("DRAGNET_CONFIG", &config)
-            .env("DRAGNET_SECRETS_KEY", KEY)
-            .env("TICKETS_KEY", "the-servers-own-value")
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = child.stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(out).read_line(&mut line).unwrap();
-        (Serve(child), address_in(&line))
-    };
+    let (_server, addr) = serve(&db, &config);
     let client = client(&db, &addr, &token);
     let push = |provider: &str| {
         let file = scratch("yaml");
@@ -518,7 +502,7 @@ fn on_a_server_an_mcp_url_reads_the_teams_secret_and_is_held_to_upstream_hosts()
         "{}",
         stderr(&refused)
     );
-    set_secret(&db, KEY, "TICKETS_KEY", "team-acme-key");
+    set_secret(&db, SEALING_KEY, "TICKETS_KEY", "team-acme-key");
     let pushed = push(&provider);
     assert!(pushed.status.success(), "{}", stderr(&pushed));
     // `localhost` resolves to loopback, which the policy refuses: the run
@@ -541,21 +525,7 @@ fn on_a_server_an_mcp_url_reads_the_teams_secret_and_is_held_to_upstream_hosts()
     // only it) reaches the server, and the walk is whole.
     drop(_server);
     std::fs::write(&config, "").unwrap();
-    let (_server, addr) = {
-        use std::io::{BufRead, BufReader};
-        let mut child = command(&db)
-            .args(["serve", "--bind", "127.0.0.1:0"])
-            .env("DRAGNET_CONFIG", &config)
-            .env("DRAGNET_SECRETS_KEY", KEY)
-            .env("TICKETS_KEY", "the-servers-own-value")
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = child.stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(out).read_line(&mut line).unwrap();
-        (Serve(child), address_in(&line))
-    };
+    let (_server, addr) = serve(&db, &config);
     let client = common::client(&db, &addr, &token);
     let run = client(&["trigger", "tickets-report", "--follow"]);
     assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));

@@ -32,7 +32,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::mcp_tools::page_of;
+use crate::mcp_tools::response_of;
 use crate::server::{ChildEnv, McpServer};
 use crate::Error;
 
@@ -203,19 +203,7 @@ impl McpUpstream {
                 message: dragnet_core::error::excerpt(tool_error_text(&result).as_bytes()),
             });
         }
-        let body = page_of(&result);
-        if body.len() as u64 > max_bytes {
-            return Err(UpstreamError::ByteBound {
-                read: body.len() as u64,
-            });
-        }
-        Ok(RawResponse {
-            status: 200,
-            retry_after: None,
-            rate_limit: None,
-            next_link: None,
-            body: body.into(),
-        })
+        response_of(&result, max_bytes)
     }
 
     /// Calls `tool` with `arguments` and returns its answer as the server

@@ -33,6 +33,28 @@ pub fn tool_of(mcp: &rmcp::model::Tool) -> Tool {
     }
 }
 
+/// An answer as the loop layer reads a response: its page (see
+/// [`page_of`]) as a 200, or `ByteBound` when the page is longer than
+/// `max_bytes`.
+pub fn response_of(
+    result: &CallToolResult,
+    max_bytes: u64,
+) -> Result<dragnet_http::RawResponse, dragnet_core::UpstreamError> {
+    let body = page_of(result);
+    if body.len() as u64 > max_bytes {
+        return Err(dragnet_core::UpstreamError::ByteBound {
+            read: body.len() as u64,
+        });
+    }
+    Ok(dragnet_http::RawResponse {
+        status: 200,
+        retry_after: None,
+        rate_limit: None,
+        next_link: None,
+        body: body.into(),
+    })
+}
+
 /// The page an answer carries, as JSON bytes.
 pub fn page_of(result: &CallToolResult) -> Vec<u8> {
     if let Some(structured) = &result.structured_content {

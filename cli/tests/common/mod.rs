@@ -186,3 +186,13 @@ pub fn client<'a>(db: &'a str, addr: &'a str, token: &'a str) -> impl Fn(&[&str]
             .expect("the client runs")
     }
 }
+
+/// What reached a test's upstream MCP server (`tests/mcp/upstream_server.py`):
+/// one JSON line per call in its record file.
+pub fn recorded(record: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(record)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}

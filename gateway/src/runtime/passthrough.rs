@@ -13,7 +13,7 @@ use dragnet_core::budget::Budget;
 use dragnet_core::clock::Clock;
 use dragnet_core::{Limits, Tool, UpstreamError};
 use dragnet_http::{send_with_retry, FetchError, Pacing, RawResponse, Redactor, Target, Upstream};
-use dragnet_providers::mcp_tools::page_of;
+use dragnet_providers::mcp_tools::response_of;
 use dragnet_providers::{McpUpstream, UpstreamProgressSink};
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
@@ -141,19 +141,7 @@ impl Upstream for Answered {
         _arguments: &Map<String, Value>,
         max_bytes: u64,
     ) -> Result<RawResponse, UpstreamError> {
-        let body = page_of(&self.result);
-        if body.len() as u64 > max_bytes {
-            return Err(UpstreamError::ByteBound {
-                read: body.len() as u64,
-            });
-        }
-        Ok(RawResponse {
-            status: 200,
-            retry_after: None,
-            rate_limit: None,
-            next_link: None,
-            body: body.into(),
-        })
+        response_of(&self.result, max_bytes)
     }
 
     fn identity(&self) -> String {
