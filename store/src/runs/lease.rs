@@ -295,6 +295,15 @@ impl Leases {
     }
 }
 
+/// The handle on this area (the store's areas each own their tables).
+impl crate::db::Db {
+    /// Runs' leases: claiming, renewing, handing back, and the wake-ups of
+    /// claimers.
+    pub fn leases(&self) -> Leases {
+        Leases(self.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,14 +321,5 @@ mod tests {
             Some("a lease of 999 ms: give from 1000 to 3600000".to_string())
         );
         assert!(LeaseLength::new(Duration::MAX).is_err());
-    }
-}
-
-/// The handle on this area (the store's areas each own their tables).
-impl crate::db::Db {
-    /// Runs' leases: claiming, renewing, handing back, and the wake-ups of
-    /// claimers.
-    pub fn leases(&self) -> Leases {
-        Leases(self.clone())
     }
 }

@@ -53,6 +53,15 @@ pub(crate) fn millis_between(from: DateTime<Utc>, to: DateTime<Utc>) -> i64 {
     (to - from).num_milliseconds().max(0)
 }
 
+/// The handle on this area (the store's areas each own their tables).
+impl crate::db::Db {
+    /// Run records, their steps, events and kept pages (the engine's
+    /// `RunLog`).
+    pub fn runs(&self) -> Runs {
+        Runs(self.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,14 +72,5 @@ mod tests {
         let b = DateTime::from_timestamp(101, 500_000_000).unwrap_or_default();
         assert_eq!(millis_between(a, b), 1500);
         assert_eq!(millis_between(b, a), 0);
-    }
-}
-
-/// The handle on this area (the store's areas each own their tables).
-impl crate::db::Db {
-    /// Run records, their steps, events and kept pages (the engine's
-    /// `RunLog`).
-    pub fn runs(&self) -> Runs {
-        Runs(self.clone())
     }
 }
