@@ -309,6 +309,18 @@ steps:
     assert!(sum.contains("42"), "{run}");
 }
 
+/// Triggers `tickets-report` through `client`, which fails (one of its
+/// steps is a tool error), and returns the run's record as the server
+/// shows it.
+fn triggered_failing(client: &dyn Fn(&[&str]) -> std::process::Output) -> Value {
+    let run = client(&["trigger", "tickets-report", "--follow"]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let listed = client(&["runs", "list", "--json"]);
+    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = rows[0]["run_id"].as_str().unwrap().to_string();
+    serde_json::from_slice(&client(&["runs", "show", &id, "--json"]).stdout).unwrap()
+}
+
 /// The key teams' secrets are sealed under in these tests.
 const SEALING_KEY: &str = "0123456789abcdef0123456789abcdef-sealing";
 
@@ -393,13 +405,7 @@ fn on_a_server_a_workflow_names_a_declared_server_and_never_starts_a_program() {
     std::fs::write(&declared, workflow("    mcp: {server: tickets}\n")).unwrap();
     let pushed = client(&["workflows", "push", &declared.display().to_string()]);
     assert!(pushed.status.success(), "{}", stderr(&pushed));
-    let run = client(&["trigger", "tickets-report", "--follow"]);
-    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
-    let listed = client(&["runs", "list", "--json"]);
-    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
-    let id = rows[0]["run_id"].as_str().unwrap().to_string();
-    let shown = client(&["runs", "show", &id, "--json"]);
-    let record_json: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let record_json = triggered_failing(&client);
     check_record(&record_json);
     check_upstream(&record);
     assert!(!child_alive(&record), "the upstream outlived its run");
@@ -507,13 +513,7 @@ fn on_a_server_an_mcp_url_reads_the_teams_secret_and_is_held_to_upstream_hosts()
     assert!(pushed.status.success(), "{}", stderr(&pushed));
     // `localhost` resolves to loopback, which the policy refuses: the run
     // connects to nothing and every step that uses it fails, naming why.
-    let run = client(&["trigger", "tickets-report", "--follow"]);
-    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
-    let listed = client(&["runs", "list", "--json"]);
-    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
-    let id = rows[0]["run_id"].as_str().unwrap().to_string();
-    let shown: Value =
-        serde_json::from_slice(&client(&["runs", "show", &id, "--json"]).stdout).unwrap();
+    let shown = triggered_failing(&client);
     let reason = shown["steps"][0]["reason"].as_str().unwrap_or_default();
     assert!(
         reason.contains("the upstream host `localhost` is refused") && reason.contains("127.0.0.1"),
@@ -527,13 +527,7 @@ fn on_a_server_an_mcp_url_reads_the_teams_secret_and_is_held_to_upstream_hosts()
     std::fs::write(&config, "").unwrap();
     let (_server, addr) = serve(&db, &config);
     let client = common::client(&db, &addr, &token);
-    let run = client(&["trigger", "tickets-report", "--follow"]);
-    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
-    let listed = client(&["runs", "list", "--json"]);
-    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
-    let id = rows[0]["run_id"].as_str().unwrap().to_string();
-    let shown: Value =
-        serde_json::from_slice(&client(&["runs", "show", &id, "--json"]).stdout).unwrap();
+    let shown = triggered_failing(&client);
     check_record(&shown);
     let calls = recorded(&record);
     assert!(!calls.is_empty());

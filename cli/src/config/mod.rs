@@ -15,8 +15,7 @@ use dragnet_core::ports::cache::CacheMode;
 use dragnet_core::secret::Secret;
 use dragnet_core::Limits;
 use dragnet_http::HostPolicy;
-use dragnet_providers::file::{ChildEnvFile, FromEnvFile};
-use dragnet_providers::{ChildEnv, DeclaredServer, McpServer};
+use dragnet_providers::DeclaredServer;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -178,17 +177,7 @@ struct FileServer {
     lease_seconds: Option<Spanned<u64>>,
     upstream_hosts: Option<Vec<Spanned<String>>>,
     #[serde(default)]
-    mcp_servers: BTreeMap<String, Spanned<FileMcpServer>>,
-}
-
-/// `[server.mcp_servers.NAME]`: a program the operator lets workflows
-/// start, by name.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileMcpServer {
-    command: Vec<String>,
-    #[serde(default)]
-    env: BTreeMap<String, ChildEnvFile>,
+    mcp_servers: BTreeMap<String, Spanned<mcp_servers::FileMcpServer>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -489,7 +478,7 @@ impl Config {
             (None, None) => dragnet_store::LeaseLength::DEFAULT,
         };
         let upstream_hosts = upstream_hosts(env, &file.server.upstream_hosts, &source)?;
-        let mcp_servers = mcp_servers(env, &file.server.mcp_servers, &source)?;
+        let mcp_servers = mcp_servers::declared(env, &file.server.mcp_servers, &source)?;
         let server = ServerSettings {
             upstream_hosts,
             mcp_servers,
@@ -611,68 +600,11 @@ fn upstream_hosts(
         })
 }
 
-/// `[server.mcp_servers]`, each server's `{env = "VAR"}` values read from
-/// the environment now; an error is located at its server.
-fn mcp_servers(
-    env: &dyn Fn(&str) -> Option<String>,
-    file: &BTreeMap<String, Spanned<FileMcpServer>>,
-    source: &Source<'_>,
-) -> Result<std::sync::Arc<BTreeMap<String, DeclaredServer>>, CliError> {
-    let mut out = BTreeMap::new();
-    for (name, declared) in file {
-        let key = format!("server.mcp_servers.{name}");
-        let at = |message: String| source.value_error(declared.span(), &key, message);
-        let fine = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if !fine {
-            return Err(at(format!(
-                "`{name}` cannot be a server's name: use letters, digits, `_` and `-`"
-            )));
-        }
-        let server = declared.get_ref();
-        if server.command.first().is_none_or(|p| p.trim().is_empty()) {
-            return Err(at(
-                "`command` is empty; give the program and its arguments".into()
-            ));
-        }
-        let mut named = BTreeMap::new();
-        let mut vars = Vec::new();
-        for (var, value) in &server.env {
-            let value = match value {
-                ChildEnvFile::Literal(v) => {
-                    named.insert(var.clone(), ChildEnv::Literal(v.clone()));
-                    v.clone()
-                }
-                ChildEnvFile::FromEnv(FromEnvFile { env: from }) => {
-                    named.insert(var.clone(), ChildEnv::Var(from.clone()));
-                    env(from).filter(|v| !v.is_empty()).ok_or_else(|| {
-                        at(format!(
-                            "`env.{var}` reads the environment variable `{from}`, which is not set"
-                        ))
-                    })?
-                }
-            };
-            vars.push((var.clone(), Secret::new(value)));
-        }
-        out.insert(
-            name.clone(),
-            DeclaredServer {
-                server: McpServer::Command {
-                    argv: server.command.clone(),
-                    env: named,
-                },
-                vars,
-            },
-        );
-    }
-    Ok(std::sync::Arc::new(out))
-}
-
 fn value<T: Copy>(v: &Option<Spanned<T>>) -> Option<T> {
     v.as_ref().map(|s| *s.get_ref())
 }
+
+mod mcp_servers;
 
 #[cfg(test)]
 mod tests;

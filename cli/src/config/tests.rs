@@ -125,6 +125,39 @@ fn upstream_hosts_are_read_and_a_bad_pattern_located() {
 }
 
 #[test]
+fn declared_mcp_servers_read_the_operators_environment_or_stop_the_start_located() {
+    let text = "[server.mcp_servers.tickets]\ncommand = [\"tickets-server\", \"--read-only\"]\nenv = { KEY = { env = \"TICKETS_KEY\" }, MODE = \"ro\" }\n";
+    let flags = ConfigFlags {
+        config: Some(file("mcp.toml", text)),
+        ..ConfigFlags::default()
+    };
+    let env = |var: &str| (var == "TICKETS_KEY").then(|| "k-1".to_string());
+    let c = Config::load(&flags, &env).unwrap();
+    let declared = &c.server.mcp_servers["tickets"];
+    let vars: Vec<(&str, &str)> = declared
+        .vars
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.expose()))
+        .collect();
+    assert_eq!(vars, [("KEY", "k-1"), ("MODE", "ro")]);
+    // A variable the operator's environment lacks stops the start, located.
+    let e = load_file(file("mcp-missing.toml", text))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("mcp-missing.toml:1:1:") && e.contains("`TICKETS_KEY`"),
+        "{e}"
+    );
+    let e = load_file(file(
+        "mcp-empty.toml",
+        "[server.mcp_servers.tickets]\ncommand = []\n",
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`command` is empty"), "{e}");
+}
+
+#[test]
 fn scale_out_settings_are_checked_against_the_store() {
     // No slots of its own: only where workers share the store.
     let e = load_file(file("none.toml", "[server]\nmax_running_runs = 0\n")).unwrap_err();
