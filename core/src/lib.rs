@@ -53,7 +53,7 @@ pub use error::{Error, UpstreamError};
 pub use payload::Payload;
 pub use ports::connections::{ConnectionOwner, ConnectionStore};
 pub use ports::result_id::ResultId;
-pub use ports::results::{Lookup, ResultScope, ResultStore, StoredResult};
+pub use ports::results::{Form, Lookup, ResultScope, ResultStore, StoredResult};
 pub use ports::StoreFuture;
 pub use tool::{Tool, Toolkit};
 pub use verdict::{StopReason, Verdict};

@@ -10,13 +10,13 @@
 
 use chrono::{DateTime, Utc};
 use dragnet_core::Payload;
-use dragnet_core::{ResultId, ResultScope, ResultStore};
+use dragnet_core::{Form, ResultId, ResultScope, ResultStore};
 use dragnet_walk::LoopResult;
 use serde_json::{json, Value};
 
 use crate::error::Error;
-use crate::render::{render, render_cut};
-use crate::results::{keep_as, StoredResult};
+use crate::render::{as_said, render, render_cut};
+use crate::results::{keep_as, ResultLink, StoredResult};
 
 /// The budget when none is configured.
 pub const DEFAULT_BUDGET_TOKENS: usize = 8_000;
@@ -54,8 +54,8 @@ pub fn estimate_tokens(text: &str) -> usize {
 #[derive(Debug)]
 pub struct Guarded {
     pub text: String,
-    /// Set when the whole answer was stored.
-    pub result_id: Option<ResultId>,
+    /// Set when the whole answer was stored: where it is.
+    pub stored: Option<ResultLink>,
     /// Set when the answer was cut: rows kept of rows in all (both 0 for
     /// a character cut).
     pub cut: Option<(usize, usize)>,
@@ -71,14 +71,14 @@ pub async fn guard(
     scope: &ResultScope,
     now: DateTime<Utc>,
 ) -> Result<Guarded, Error> {
-    let full = render(&result);
+    let (full, form) = as_said(&result).unwrap_or_else(|| (render(&result), Form::json()));
     let fits = estimate_tokens(&full) <= budget.tokens;
     let walk = !matches!(result.payload, Payload::Single(_));
     let complete_walk = walk && result.verdict.complete;
     if fits && !complete_walk {
         return Ok(Guarded {
             text: full,
-            result_id: None,
+            stored: None,
             cut: None,
         });
     }
@@ -100,12 +100,13 @@ pub async fn guard(
     };
     let stored = StoredResult {
         text: full,
+        form,
         payload: result.payload,
     };
     keep_as(store, &id, scope, &stored, now).await?;
     Ok(Guarded {
         text,
-        result_id: Some(id),
+        stored: Some(ResultLink::to(&id, &stored)),
         cut,
     })
 }
@@ -242,7 +243,7 @@ mod tests {
         assert_eq!(v["items"].as_array().map(Vec::len), Some(kept));
         assert_eq!(v["_truncated"]["nextOffset"], kept);
         assert_eq!(v["_pagingComplete"], true);
-        let id = g.result_id.unwrap();
+        let id = g.stored.unwrap().id;
         assert_eq!(v["_resultId"], id.as_str());
         // The whole answer is stored: every row.
         let stored = find(&store, &scope(), id.as_str(), now()).await.unwrap();
@@ -258,7 +259,7 @@ mod tests {
         let partial = guard(walk(5, false), budget, &store, &scope(), now())
             .await
             .unwrap();
-        assert!(partial.result_id.is_none() && partial.cut.is_none());
+        assert!(partial.stored.is_none() && partial.cut.is_none());
         assert_eq!(partial.text, render(&walk(5, false)));
         let complete = guard(walk(5, true), budget, &store, &scope(), now())
             .await
@@ -266,7 +267,40 @@ mod tests {
         assert!(complete.cut.is_none());
         let v: Value = serde_json::from_str(&complete.text).unwrap();
         assert_eq!(v["items"].as_array().map(Vec::len), Some(5));
-        assert_eq!(v["_resultId"], complete.result_id.unwrap().as_str());
+        assert_eq!(v["_resultId"], complete.stored.unwrap().id.as_str());
+    }
+
+    #[tokio::test]
+    async fn an_answer_without_a_collection_passes_as_it_was_said() {
+        let (store, scope) = (Memory::default(), scope());
+        let budget = SizeBudget::default();
+        let said = |raw: &str| {
+            let mut single = walk(0, true);
+            single.payload = Payload::Single(dragnet_core::json::to_raw(raw.to_string()));
+            single
+        };
+        let g = guard(said("\"Echo: hello\""), budget, &store, &scope, now());
+        let g = g.await.unwrap();
+        assert_eq!(g.text, "Echo: hello");
+        assert!(g.stored.is_none() && g.cut.is_none());
+        let object = r#"{"id": 7,  "name":"Ada"}"#;
+        let g = guard(said(object), budget, &store, &scope, now());
+        assert_eq!(g.await.unwrap().text, object);
+        // What it would not say alone stays: where an answer came from.
+        let mut cached = said(object);
+        cached.cache = Some(dragnet_core::ports::cache::CacheLabel {
+            hit: true,
+            stored: false,
+            mode: dragnet_core::ports::cache::CacheMode::On,
+            cached_at: Some(now()),
+            expires_at: Some(now()),
+        });
+        let g = guard(cached, budget, &store, &scope, now()).await.unwrap();
+        let v: Value = serde_json::from_str(&g.text).unwrap();
+        assert_eq!(
+            (v["id"].clone(), v["_cache"]["hit"].clone()),
+            (json!(7), json!(true))
+        );
     }
 
     #[tokio::test]

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 use dragnet_core::items::Items;
 use dragnet_core::{json, Payload};
-use dragnet_core::{ResultId, ResultScope, ResultStore, StoreFuture};
+use dragnet_core::{Form, ResultId, ResultScope, ResultStore, StoreFuture};
 use serde_json::json;
 
 use crate::results::{Lookup, StoredResult};
@@ -18,6 +18,7 @@ use crate::results::{Lookup, StoredResult};
 pub struct Row {
     scope: ResultScope,
     text: String,
+    form: Form,
     items: Vec<String>,
     single: bool,
     expires_at: DateTime<Utc>,
@@ -41,6 +42,7 @@ impl ResultStore<Payload> for Memory {
         let row = Row {
             scope: scope.clone(),
             text: result.text.clone(),
+            form: result.form.clone(),
             items,
             single,
             expires_at,
@@ -65,6 +67,7 @@ impl ResultStore<Payload> for Memory {
                 Some(row) => Lookup::Found(StoredResult {
                     payload: payload(&row.items, row.single),
                     text: row.text,
+                    form: row.form,
                 }),
                 None => Lookup::Unknown,
             })

@@ -1,11 +1,13 @@
 //! The agent's rendering of a `LoopResult`: the tool's own payload with the
-//! verdict in the agent's words after it — `_pagingComplete`,
+//! verdict in the agent's words after it (an answer without a collection
+//! passes as it was said: [`as_said`]) — `_pagingComplete`,
 //! `_likelyMoreRows`, `_note` (with the `_refresh` advice on a cache hit),
 //! `_cache` on a hit, and `_unmatchedFields` / `_forEachErrors` when there
 //! is something to report. The size guard adds `_resultId`, `_truncated`
 //! and its note through `render_cut`. `dragnet call --json` prints the same
 //! rendering.
 
+use dragnet_core::{Form, Payload};
 use dragnet_walk::LoopResult;
 use serde_json::{json, Value};
 
@@ -28,6 +30,30 @@ pub fn agent_keys(result: &LoopResult) -> Vec<(&'static str, Value)> {
     }
     keys.extend(result.reports());
     keys
+}
+
+/// An answer without a collection as its upstream said it (issue 24): a
+/// single resource or a tool's plain text is not a walk, so it carries no
+/// verdict — a JSON string is its text, anything else its JSON as it came.
+/// `None` for a collection, an answer from the cache (its `_cache` label
+/// and note say how old it is), or one with something to report
+/// (`_unmatchedFields`).
+pub fn as_said(result: &LoopResult) -> Option<(String, Form)> {
+    let Payload::Single(raw) = &result.payload else {
+        return None;
+    };
+    if result.cache.is_some() || !result.reports().is_empty() {
+        return None;
+    }
+    Some(match serde_json::from_str::<String>(raw.get()) {
+        Ok(text) => (
+            text,
+            Form::Text {
+                media_type: "text/plain".into(),
+            },
+        ),
+        Err(_) => (raw.get().to_string(), Form::json()),
+    })
 }
 
 /// The whole result, as an agent reads it.

@@ -2,7 +2,9 @@
 //! and until the agent has queried or fetched that result, the next call
 //! in the same thread may only be a retrieval tool. A call of anything
 //! else is refused with a tool error naming the result and what to call.
-//! A pending cut lapses with its result (15 minutes).
+//! Reading the result as an MCP resource (`resources/read` of
+//! `dragnet://results/<id>`) counts as reading it. A pending cut lapses
+//! with its result (15 minutes).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -36,6 +38,16 @@ impl PendingCuts {
     /// A call in `scope` answered with cut result `id` at `now`.
     pub fn cut(&self, scope: &ResultScope, id: &ResultId, now: DateTime<Utc>) {
         self.map().insert(Self::key(scope), (id.clone(), now));
+    }
+
+    /// Result `id` was read in `scope` (as a resource): if it is the
+    /// pending cut, the thread may call other tools again.
+    pub fn read(&self, scope: &ResultScope, id: &ResultId) {
+        let mut map = self.map();
+        let key = Self::key(scope);
+        if map.get(&key).is_some_and(|(pending, _)| pending == id) {
+            map.remove(&key);
+        }
     }
 
     /// May `tool` be called in `scope` now? A retrieval of the pending
@@ -98,6 +110,14 @@ mod tests {
         assert!(cuts.admit(&me, QUERY_TOOL, Some("res_other"), now).is_ok());
         assert!(cuts.admit(&me, "listOrders", None, now).is_err());
         assert!(cuts.admit(&me, FETCH_TOOL, Some(id.as_str()), now).is_ok());
+        assert!(cuts.admit(&me, "listOrders", None, now).is_ok());
+        // Reading it as a resource lifts it too; reading another does not,
+        // nor does another thread's read.
+        cuts.cut(&me, &id, now);
+        cuts.read(&me, &ResultId::new());
+        cuts.read(&other, &id);
+        assert!(cuts.admit(&me, "listOrders", None, now).is_err());
+        cuts.read(&me, &id);
         assert!(cuts.admit(&me, "listOrders", None, now).is_ok());
         // A cut lapses with its result.
         cuts.cut(&me, &id, now);

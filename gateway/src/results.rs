@@ -12,6 +12,41 @@ use dragnet_core::{ResultId, ResultScope, ResultStore};
 
 use crate::error::Error;
 
+/// The URI scheme and path stored results are read under as MCP
+/// resources: `dragnet://results/<id>`.
+pub const RESOURCE_PREFIX: &str = "dragnet://results/";
+
+/// What an answer says of the result it was stored as: its id, and what a
+/// reader of it as a resource gets (its size in bytes and media type).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultLink {
+    pub id: ResultId,
+    pub bytes: usize,
+    pub media_type: String,
+}
+
+impl ResultLink {
+    /// The link to `result`, kept under `id`.
+    pub fn to(id: &ResultId, result: &StoredResult) -> ResultLink {
+        ResultLink {
+            id: id.clone(),
+            bytes: result.text.len(),
+            media_type: result.form.media_type().to_string(),
+        }
+    }
+
+    /// `dragnet://results/<id>`.
+    pub fn uri(&self) -> String {
+        format!("{RESOURCE_PREFIX}{}", self.id)
+    }
+}
+
+/// The result id a resource URI names, as text ([`find`] says whether it
+/// is one); `None` when the URI is not a stored result's.
+pub fn id_in_uri(uri: &str) -> Option<&str> {
+    uri.strip_prefix(RESOURCE_PREFIX)
+}
+
 /// How long a stored result is kept.
 pub const RESULT_TTL: Duration = Duration::minutes(15);
 

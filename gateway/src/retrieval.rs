@@ -227,6 +227,7 @@ mod tests {
             .collect();
         StoredResult {
             text: format!("{{\"data\":[{}]}}", items.join(",")),
+            form: dragnet_core::Form::json(),
             payload: payload(&items, false),
         }
     }
@@ -352,6 +353,7 @@ mod tests {
         let me = scope("acme", "t1");
         let result = StoredResult {
             text: "ab€déf".into(),
+            form: dragnet_core::Form::json(),
             payload: payload(&[], true),
         };
         let id = keep(&store, &me, &result, now()).await.unwrap();

@@ -33,6 +33,7 @@ fn orders(n: usize) -> StoredResult {
             "{{\"data\":[{}],\"_pagingComplete\":true}}",
             texts.join(",")
         ),
+        form: dragnet_core::Form::json(),
         payload: Payload::Items(items),
     }
 }

@@ -7,7 +7,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use dragnet_core::Payload;
-use dragnet_core::{ResultId, ResultScope, ResultStore, StoreFuture};
+use dragnet_core::{Form, ResultId, ResultScope, ResultStore, StoreFuture};
 use dragnet_walk::cache::stored;
 
 use crate::codec::{self, Codec};
@@ -29,10 +29,11 @@ type Lookup = dragnet_core::Lookup<Payload>;
 pub const EXPIRED_KEPT: Duration = Duration::hours(1);
 
 const PUT: &str = "INSERT INTO stored_results (result_id, org, thread, text_packed, text_bytes, \
-     items_packed, items_bytes, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+     items_packed, items_bytes, created_at, expires_at, media_type, encoding) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 
 const GET: &str = "SELECT org, thread, text_packed, text_bytes, items_packed, items_bytes, \
-     expires_at FROM stored_results WHERE result_id = $1";
+     expires_at, media_type, encoding FROM stored_results WHERE result_id = $1";
 
 impl Results {
     /// Keeps `result` under `id` for `scope` until `expires_at`.
@@ -60,6 +61,8 @@ impl Results {
                 .bind(items_bytes)
                 .bind(T::enc(now))
                 .bind(T::enc(expires_at))
+                .bind(result.form.media_type())
+                .bind(result.form.encoding())
                 .execute(pool)
                 .await
                 .map_err(Error::query(self.backend(), "results.put"))?;
@@ -94,14 +97,22 @@ impl Results {
                     expired_at: expires_at,
                 });
             }
+            let form = Form::stored(
+                col(&row, "media_type")?,
+                col::<_, Option<String>>(&row, "encoding")?.as_deref(),
+            )
+            .ok_or(Error::BadValue {
+                what: "stored result encoding",
+            })?;
             (
+                form,
                 col::<_, Vec<u8>>(&row, "text_packed")?,
                 to_u64(col(&row, "text_bytes")?, "stored result text")?,
                 col::<_, Vec<u8>>(&row, "items_packed")?,
                 to_u64(col(&row, "items_bytes")?, "stored result items")?,
             )
         });
-        let (text, text_len, items, items_len) = row;
+        let (form, text, text_len, items, items_len) = row;
         let what = "a stored result";
         let text = codec::decompress(text, text_len, Codec::Lz4, what).await?;
         let text = String::from_utf8(text).map_err(|_| Error::BadValue {
@@ -112,7 +123,11 @@ impl Results {
             tool: what.to_string(),
             reason: "its items do not read back",
         })?;
-        Ok(Lookup::Found(StoredResult { text, payload }))
+        Ok(Lookup::Found(StoredResult {
+            text,
+            form,
+            payload,
+        }))
     }
 
     /// Deletes results expired more than `EXPIRED_KEPT` before `now`.

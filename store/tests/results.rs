@@ -9,12 +9,13 @@ use anyhow::{ensure, Context, Result};
 use chrono::{DateTime, Duration, Utc};
 use dragnet_core::items::Items;
 use dragnet_core::Payload;
-use dragnet_core::{Lookup, ResultId, ResultScope, ResultStore, StoredResult};
+use dragnet_core::{Form, Lookup, ResultId, ResultScope, ResultStore, StoredResult};
 use dragnet_store::{on_both_backends, Db, EXPIRED_KEPT};
 use serde_json::json;
 
 on_both_backends!(
     a_stored_result_is_its_scopes_alone_and_expires,
+    what_a_stored_text_is_reads_back_with_it,
     a_store_failure_crosses_the_port_whole
 );
 
@@ -42,8 +43,37 @@ fn result(n: usize) -> StoredResult<Payload> {
             "{{\"data\":[{}],\"_pagingComplete\":true}}",
             texts.join(",")
         ),
+        form: Form::json(),
         payload: Payload::Items(items),
     }
+}
+
+/// A binary block kept as base64 is read back as one, with its media type
+/// (what `resources/read` answers with).
+async fn what_a_stored_text_is_reads_back_with_it(db: Db) -> Result<()> {
+    let me = scope("acme", "thread-1");
+    let until = at() + Duration::minutes(15);
+    for form in [
+        Form::Base64 {
+            media_type: "image/png".into(),
+        },
+        Form::Text {
+            media_type: "text/plain".into(),
+        },
+    ] {
+        let id = ResultId::new();
+        let kept = StoredResult {
+            text: "iVBORw0KGgo=".into(),
+            form: form.clone(),
+            payload: Payload::Items(Items::new()),
+        };
+        db.results().put(&id, &me, &kept, at(), until).await?;
+        match db.results().get(&id, &me, at()).await? {
+            Lookup::Found(back) => ensure!(back.form == form && back.text == kept.text),
+            other => anyhow::bail!("{other:?}"),
+        }
+    }
+    Ok(())
 }
 
 async fn a_stored_result_is_its_scopes_alone_and_expires(db: Db) -> Result<()> {

@@ -11,7 +11,10 @@ PLAN_JSON: {"url": "http://…/mcp", "headers": {…}}  or
            {"list": true} | {"call": NAME, "args": {…}, "meta": {…}?} |
            {"sleep": SECONDS} | {"notifications": true} (the server
            notifications' methods heard so far) |
-           {"write": PATH, "text": TEXT} (a file rewritten between calls);
+           {"write": PATH, "text": TEXT} (a file rewritten between calls) |
+           {"read": URI} or {"read_link_of": STEP} (resources/read of a URI,
+           or of the dragnet:// resource_link in an earlier call's content;
+           what was read, or the error);
            a call's "args_from": {ARG: [STEP, KEY]} takes ARG from the JSON
            answer of an earlier step (e.g. its `_resultId`)
 """
@@ -77,6 +80,22 @@ async def run(plan):
             if "sleep" in step:
                 await asyncio.sleep(step["sleep"])
                 seen.append({})
+                continue
+            if "read" in step or "read_link_of" in step:
+                uri = step.get("read") or next(
+                    (
+                        b.get("uri")
+                        for b in seen[step["read_link_of"]].get("content", [])
+                        if b.get("type") == "resource_link"
+                        and str(b.get("uri", "")).startswith("dragnet://")
+                    ),
+                    None,
+                )
+                try:
+                    read = await client.read_resource(uri)
+                    seen.append({"uri": uri, "contents": [block_of(c) for c in read.contents]})
+                except Exception as e:  # the server's refusal, as the client reports it
+                    seen.append({"uri": uri, "read_error": str(e)})
                 continue
             if step.get("list"):
                 listed = await client.list_tools()

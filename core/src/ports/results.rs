@@ -23,11 +23,62 @@ pub struct ResultScope {
 }
 
 /// A stored result: the call's whole text as the agent would have read
-/// it, and its payload `P` (what queries filter).
+/// it, what that text is, and its payload `P` (what queries filter).
 #[derive(Debug)]
 pub struct StoredResult<P> {
     pub text: String,
+    pub form: Form,
     pub payload: P,
+}
+
+/// What a stored result's text holds, and of which media type (what a
+/// reader of it as a resource is told).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Form {
+    /// Text: an answer's JSON (`application/json`), or a tool's plain
+    /// words (`text/plain`).
+    Text { media_type: String },
+    /// Binary content (an image, audio, a blob) as its base64.
+    Base64 { media_type: String },
+}
+
+impl Form {
+    /// An answer's JSON.
+    pub fn json() -> Form {
+        Form::Text {
+            media_type: "application/json".into(),
+        }
+    }
+
+    /// The media type.
+    pub fn media_type(&self) -> &str {
+        match self {
+            Form::Text { media_type } | Form::Base64 { media_type } => media_type,
+        }
+    }
+
+    /// The encoding as stored beside the media type: `base64`, or none
+    /// for text.
+    pub fn encoding(&self) -> Option<&'static str> {
+        match self {
+            Form::Text { .. } => None,
+            Form::Base64 { .. } => Some("base64"),
+        }
+    }
+
+    /// Read back from what [`Form::media_type`] and [`Form::encoding`]
+    /// stored (rows from before forms were kept are JSON); `None` for an
+    /// encoding nobody wrote.
+    pub fn stored(media_type: Option<String>, encoding: Option<&str>) -> Option<Form> {
+        let Some(media_type) = media_type else {
+            return Some(Form::json());
+        };
+        match encoding {
+            None => Some(Form::Text { media_type }),
+            Some("base64") => Some(Form::Base64 { media_type }),
+            Some(_) => None,
+        }
+    }
 }
 
 /// What a lookup found.

@@ -21,6 +21,7 @@
 
 pub mod http;
 mod progress;
+pub(crate) mod resources;
 
 use std::sync::Arc;
 
@@ -28,8 +29,9 @@ use dragnet_core::progress::{ProgressEvent, ProgressSink};
 use dragnet_core::secret::Secret;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
-    ErrorCode, InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    ErrorCode, InitializeRequestParams, InitializeResult, ListResourceTemplatesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -155,12 +157,7 @@ impl McpAgent {
     }
 
     fn info_for(&self, agent: &str) -> ServerConfig {
-        let info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        );
+        let info = ServerConfig::new(capabilities());
         let mut parts = Vec::new();
         if self.gateway.loops(agent) {
             parts.push(GUIDANCE);
@@ -173,6 +170,16 @@ impl McpAgent {
             false => info.with_instructions(parts.join(" ")),
         }
     }
+}
+
+/// What the gateway serves: tools (whose list changes as tools are
+/// loaded), and stored results as resources.
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities::builder()
+        .enable_tools()
+        .enable_tool_list_changed()
+        .enable_resources()
+        .build()
 }
 
 /// Whether a request is of a protocol without `initialize` (2026-07-28 and
@@ -227,12 +234,7 @@ impl ServerHandler for McpAgent {
     fn get_info(&self) -> ServerConfig {
         match &self.callers {
             Callers::Fixed(caller) => self.info_for(&caller.claims.agent),
-            Callers::PerRequest => ServerConfig::new(
-                ServerCapabilities::builder()
-                    .enable_tools()
-                    .enable_tool_list_changed()
-                    .build(),
-            ),
+            Callers::PerRequest => ServerConfig::new(capabilities()),
         }
     }
 
@@ -277,6 +279,31 @@ impl ServerHandler for McpAgent {
             })
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            resources::template(),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let caller = self.caller(&context, request.meta.as_ref())?;
+        match self.gateway.read_result(&caller, &request.uri).await {
+            Ok(stored) => Ok(resources::contents(&request.uri, stored).into()),
+            Err(e) if matches!(e, crate::Error::UnknownResult { .. }) => {
+                Err(McpError::resource_not_found(e.to_string(), None))
+            }
+            Err(e) => Err(McpError::invalid_params(e.to_string(), None)),
+        }
     }
 
     async fn call_tool(
@@ -404,7 +431,8 @@ fn result_of(answer: Answer) -> CallToolResponse {
         result.result_type = Some(rmcp::model::ResultType::COMPLETE);
         return result.into();
     }
-    let content = vec![ContentBlock::text(answer.text)];
+    let mut content = vec![ContentBlock::text(answer.text)];
+    content.extend(answer.stored.as_ref().map(resources::link));
     match answer.is_error {
         true => CallToolResult::error(content),
         false => CallToolResult::success(content),

@@ -75,11 +75,7 @@ impl Gateway {
                 };
                 listed.push(json!({"toolkit": kit, "connected": connected, "tools": tools}));
             }
-            return Some(Answer {
-                text: json!({"toolkits": listed}).to_string(),
-                is_error: false,
-                whole: None,
-            });
+            return Some(Answer::said(json!({"toolkits": listed}).to_string()));
         }
         let Some(kit) = args.get("toolkit").and_then(Value::as_str) else {
             return Some(Answer::error("give `toolkit`: one list_connections names"));
@@ -108,13 +104,11 @@ impl Gateway {
             Err(e) => return Some(Answer::error(e.to_string())),
         };
         Some(match store.put_sealed(&owner, kit, &sealed).await {
-            Ok(()) => Answer {
-                text: json!({"toolkit": kit, "connected": true,
+            Ok(()) => Answer::said(
+                json!({"toolkit": kit, "connected": true,
                     "note": format!("`{kit}` is connected for you: its tools act with your credentials.")})
                 .to_string(),
-                is_error: false,
-                whole: None,
-            },
+            ),
             Err(e) => Answer::error(Error::from(e).to_string()),
         })
     }

@@ -76,11 +76,7 @@ impl Gateway {
             return Err((name.to_string(), args));
         };
         let answer = |r: Result<String, String>| match r {
-            Ok(text) => Answer {
-                text,
-                is_error: false,
-                whole: None,
-            },
+            Ok(text) => Answer::said(text),
             Err(e) => Answer::error(e),
         };
         match name {

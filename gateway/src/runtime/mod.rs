@@ -37,6 +37,7 @@ use crate::discovery::pool::{meta_tools, AgentPool, Loaded, LOAD_TOOL, SEARCH_TO
 use crate::guard::guard;
 use crate::listing::{agent_tools, Bound};
 use crate::restriction::{PendingCuts, FETCH_TOOL, QUERY_TOOL};
+use crate::results::ResultLink;
 use crate::retrieval;
 use dragnet_providers::mcp_tools::tool_of;
 use dragnet_providers::{McpCall, McpUpstream, ProviderUpstream, UpstreamProgressSink};
@@ -45,6 +46,7 @@ mod apps;
 mod credentials;
 mod discovery;
 mod passthrough;
+mod resources;
 
 use credentials::{organisation_credentials, resolve_mcp, CallUpstream};
 
@@ -142,14 +144,26 @@ pub struct Answer {
     /// its `CallToolResult`), passed to the agent unchanged; `text` is then
     /// empty.
     pub whole: Option<Value>,
+    /// Where the whole answer was stored, when it was: the agent gets a
+    /// `resource_link` to it beside the text.
+    pub stored: Option<ResultLink>,
 }
 
 impl Answer {
     pub(crate) fn error(message: impl Into<String>) -> Answer {
         Answer {
-            text: message.into(),
             is_error: true,
+            ..Answer::said(message)
+        }
+    }
+
+    /// An answer that is only text.
+    pub(crate) fn said(text: impl Into<String>) -> Answer {
+        Answer {
+            text: text.into(),
+            is_error: false,
             whole: None,
+            stored: None,
         }
     }
 }
@@ -410,11 +424,7 @@ impl Gateway {
                 _ => retrieval::fetch(self.results.as_ref(), scope, &args, now).await,
             };
             return match answer {
-                Ok(text) => Answer {
-                    text,
-                    is_error: false,
-                    whole: None,
-                },
+                Ok(text) => Answer::said(text),
                 Err(e) => Answer::error(e.to_string()),
             };
         }
@@ -488,9 +498,15 @@ impl Gateway {
         let mut answered = None;
         if let (CallUpstream::Mcp(mcp), false) = (&upstream, binding.looping) {
             let sink = progress as &dyn UpstreamProgressSink;
-            let (limits, clock) = (self.config.limits.clone(), self.clock.clone());
-            let passed =
-                passthrough::call(mcp, tool, &arguments, sink, &secrets, budget, limits, clock);
+            let guarding = passthrough::Guarding {
+                secrets: &secrets,
+                budget,
+                results: self.results.as_ref(),
+                scope,
+                clock: self.clock.clone(),
+            };
+            let limits = self.config.limits.clone();
+            let passed = passthrough::call(mcp, tool, &arguments, sink, limits, &guarding);
             match passed.await {
                 Ok(passthrough::Passed::Whole(answer)) => return answer,
                 Ok(passthrough::Passed::TooLarge(too_large)) => answered = Some(too_large),
@@ -541,13 +557,12 @@ impl Gateway {
         };
         match guard(result, budget, self.results.as_ref(), scope, now).await {
             Ok(g) => {
-                if let (Some(id), Some(_)) = (&g.result_id, g.cut) {
-                    self.cuts.cut(scope, id, now);
+                if let (Some(link), Some(_)) = (&g.stored, g.cut) {
+                    self.cuts.cut(scope, &link.id, now);
                 }
                 Answer {
-                    text: g.text,
-                    is_error: false,
-                    whole: None,
+                    stored: g.stored,
+                    ..Answer::said(g.text)
                 }
             }
             Err(e) => Answer::error(secrets.text(e.to_string())),

@@ -4,22 +4,28 @@
 //! resource links, embedded resources, with their annotations and `_meta`),
 //! `structuredContent` and `isError` reach the agent unchanged — scrubbed of
 //! every secret the call holds, and held to the size budget, binary blocks
-//! counted by their encoded length. An answer over the budget goes the way
-//! of any answer: cut, stored and said so (see [`crate::guard`]).
+//! counted by their encoded length. A binary block (an image, audio, an
+//! embedded resource) that alone is over the budget is stored like a cut
+//! answer and replaced by a note and a `resource_link` to it
+//! (`dragnet://results/<id>`); the thread is not held to the retrieval rule
+//! for it, since no collection was cut. An answer still over the budget
+//! goes the way of any answer: cut, stored and said so (see
+//! [`crate::guard`]).
 
 use std::sync::{Arc, Mutex};
 
 use dragnet_core::budget::Budget;
 use dragnet_core::clock::Clock;
-use dragnet_core::{Limits, Tool, UpstreamError};
+use dragnet_core::{Form, Limits, Payload, ResultScope, ResultStore, Tool, UpstreamError};
 use dragnet_http::{send_with_retry, FetchError, Pacing, RawResponse, Redactor, Target, Upstream};
 use dragnet_providers::mcp_tools::response_of;
 use dragnet_providers::{McpUpstream, UpstreamProgressSink};
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Map, Value};
 
 use super::Answer;
 use crate::guard::{estimate_tokens, SizeBudget};
+use crate::results::{keep, ResultLink, StoredResult};
 
 /// What a passed-through call came to.
 pub(super) enum Passed {
@@ -29,26 +35,35 @@ pub(super) enum Passed {
     TooLarge(Answered),
 }
 
+/// What an answer passed through is held to, and where what is too large
+/// goes.
+pub(super) struct Guarding<'a> {
+    /// Every secret the call holds.
+    pub secrets: &'a Redactor,
+    pub budget: SizeBudget,
+    pub results: &'a dyn ResultStore<Payload>,
+    pub scope: &'a ResultScope,
+    pub clock: Arc<dyn Clock>,
+}
+
 /// Calls `tool` (retrying a dropped connection as any call does, within
 /// `limits`) and keeps its answer as it was said. An error is the text the
 /// agent reads.
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn call(
     mcp: &McpUpstream,
     tool: &Tool,
     arguments: &Map<String, Value>,
     progress: &dyn UpstreamProgressSink,
-    secrets: &Redactor,
-    budget: SizeBudget,
     limits: Limits,
-    clock: Arc<dyn Clock>,
+    guarding: &Guarding<'_>,
 ) -> Result<Passed, String> {
+    let secrets = guarding.secrets;
     let capture = Capture {
         mcp,
         progress,
         kept: Mutex::new(None),
     };
-    let bounds = Budget::new(limits, clock);
+    let bounds = Budget::new(limits, guarding.clock.clone());
     let sent = send_with_retry(
         &capture,
         tool,
@@ -72,21 +87,118 @@ pub(super) async fn call(
     let scrubbed = secrets.text(text);
     // A secret is replaced inside the strings it sits in, so the JSON still
     // reads; if it ever did not, nothing passes whole.
-    let Ok(result) = serde_json::from_str::<CallToolResult>(&scrubbed) else {
+    let Ok(mut result) = serde_json::from_str::<CallToolResult>(&scrubbed) else {
         return Err("the upstream's answer could not be read back after scrubbing".into());
     };
-    if estimate_tokens(&scrubbed) <= budget.tokens {
-        let whole = serde_json::from_str::<Value>(&scrubbed).ok();
+    let linked = link_large_blocks(&mut result, guarding).await?;
+    let said = match linked {
+        true => serde_json::to_string(&result).unwrap_or_default(),
+        false => scrubbed,
+    };
+    if estimate_tokens(&said) <= guarding.budget.tokens {
         return Ok(Passed::Whole(Answer {
-            text: String::new(),
             is_error: result.is_error == Some(true),
-            whole,
+            whole: serde_json::from_str::<Value>(&said).ok(),
+            ..Answer::said("")
         }));
     }
     Ok(Passed::TooLarge(Answered {
         result,
         identity: mcp.identity().to_string(),
     }))
+}
+
+/// Stores each binary block of `result` that alone is over the budget and
+/// puts a note and a link to it in its place; true when any was.
+async fn link_large_blocks(
+    result: &mut CallToolResult,
+    guarding: &Guarding<'_>,
+) -> Result<bool, String> {
+    let mut linked = false;
+    let mut content = Vec::with_capacity(result.content.len());
+    for block in std::mem::take(&mut result.content) {
+        let size = serde_json::to_string(&block).map_or(0, |t| t.len());
+        let binary = match (&block, size > guarding.budget.chars()) {
+            (_, false) => None,
+            (ContentBlock::Image(image), true) => {
+                Some(("image", base64(&image.data, &image.mime_type)))
+            }
+            (ContentBlock::Audio(audio), true) => {
+                Some(("audio", base64(&audio.data, &audio.mime_type)))
+            }
+            (ContentBlock::Resource(embedded), true) => {
+                of_resource(&embedded.resource).map(|kept| ("embedded resource", kept))
+            }
+            (_, true) => None,
+        };
+        let Some((kind, stored)) = binary else {
+            content.push(block);
+            continue;
+        };
+        let now = guarding.clock.now();
+        let id = keep(guarding.results, guarding.scope, &stored, now)
+            .await
+            .map_err(|e| guarding.secrets.text(e.to_string()))?;
+        let link = ResultLink::to(&id, &stored);
+        content.push(ContentBlock::text(format!(
+            "[The {kind} ({}, {} bytes) is larger than the size budget on its own, so it was \
+             stored as {id} for 15 minutes: read the resource {} to get it.]",
+            link.media_type,
+            link.bytes,
+            link.uri()
+        )));
+        content.push(crate::mcp::resources::link(&link));
+        linked = true;
+    }
+    result.content = content;
+    Ok(linked)
+}
+
+/// A binary block kept as its base64.
+fn base64(data: &str, media_type: &str) -> StoredResult {
+    StoredResult {
+        text: data.to_string(),
+        form: Form::Base64 {
+            media_type: media_type.to_string(),
+        },
+        payload: no_rows(),
+    }
+}
+
+/// An embedded resource kept as it was: its text, or its blob's base64
+/// (`None` for contents of a kind this version does not know, which pass).
+fn of_resource(resource: &ResourceContents) -> Option<StoredResult> {
+    let (text, form) = match resource {
+        ResourceContents::TextResourceContents {
+            text, mime_type, ..
+        } => (
+            text.clone(),
+            Form::Text {
+                media_type: mime_type.clone().unwrap_or_else(|| "text/plain".into()),
+            },
+        ),
+        ResourceContents::BlobResourceContents {
+            blob, mime_type, ..
+        } => (
+            blob.clone(),
+            Form::Base64 {
+                media_type: mime_type
+                    .clone()
+                    .unwrap_or_else(|| "application/octet-stream".into()),
+            },
+        ),
+        _ => return None,
+    };
+    Some(StoredResult {
+        text,
+        form,
+        payload: no_rows(),
+    })
+}
+
+/// What queries of a stored block find: no rows.
+fn no_rows() -> Payload {
+    Payload::Single(dragnet_core::json::to_raw("null".to_string()))
 }
 
 /// One request's answer kept whole while the retry loop sees only that it
