@@ -1,9 +1,11 @@
 //! The gateway driven by the MCP Inspector's command line
 //! (`@modelcontextprotocol/inspector-cli`, pinned by `.ci/node.sh`), an
-//! independent client, over stdio and streamable HTTP (issue 24): each of
-//! server-everything's answers reaches the Inspector through a plain
-//! binding exactly as it does straight from the server — text, an image,
-//! resource links, structured content, annotations — and a cut answer's
+//! independent client, over stdio and streamable HTTP (issue 24): the
+//! answers of server-everything (from npm) and of the tests' Python
+//! upstream reach the Inspector through a plain binding exactly as they do
+//! straight from the server — text, an image, audio, resource links,
+//! embedded text and blob resources, structured content, annotations and
+//! `_meta` — and a cut answer's
 //! `resource_link`, with its size and media type, reads as unknown in
 //! another session.
 
@@ -13,7 +15,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use common::mcp_http::{gateway, token};
-use common::{binary, fresh_db, scratch};
+use common::{binary, fresh_db, python, scratch};
 use serde_json::{json, Value};
 
 fn node_modules() -> PathBuf {
@@ -27,7 +29,10 @@ fn everything() -> PathBuf {
     node_modules().join("@modelcontextprotocol/server-everything/dist/index.js")
 }
 
-/// The tools called, with the Inspector's `--tool-arg` values.
+/// The tools called (of server-everything, else of the Python upstream),
+/// with the Inspector's `--tool-arg` values. (server-everything's embedded
+/// resources carry the time they were made, so two calls never answer
+/// alike: the Python upstream's `media` brings embedded resources.)
 const CALLS: &[(&str, &[&str])] = &[
     ("echo", &["message=hello"]),
     ("get-tiny-image", &[]),
@@ -37,17 +42,37 @@ const CALLS: &[(&str, &[&str])] = &[
         "get-annotated-message",
         &["messageType=error", "includeImage=true"],
     ),
+    ("media", &["id=7"]),
 ];
 
-/// agent.yaml: server-everything's tools bound without looping.
+/// The tests' Python upstream and the file it records calls in.
+fn tickets() -> [String; 2] {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/upstream_server.py");
+    [
+        script.display().to_string(),
+        scratch("jsonl").display().to_string(),
+    ]
+}
+
+/// Whose tool `tool` is.
+fn provider_of(tool: &str) -> &'static str {
+    match tool {
+        "media" => "tickets",
+        _ => "everything",
+    }
+}
+
+/// agent.yaml: both servers' tools bound without looping.
 fn config() -> PathBuf {
     let path = scratch("yaml");
     let bindings: String = CALLS
         .iter()
         .map(|(t, _)| {
-            format!("      - {{ tool_id: {t}, provider_id: everything, loop_responses: false }}\n")
+            let provider = provider_of(t);
+            format!("      - {{ tool_id: {t}, provider_id: {provider}, loop_responses: false }}\n")
         })
         .collect();
+    let [script, record] = tickets();
     let yaml = format!(
         "organisation: acme
 token_secret_env: TEST_MCP_SECRET
@@ -56,11 +81,15 @@ providers:
   everything:
     mcp:
       command: [node, {}, stdio]
+  tickets:
+    mcp:
+      command: [{}, {script}, {record}]
 agents:
   support:
     agentTools:
 {bindings}",
-        everything().display()
+        everything().display(),
+        python(),
     );
     std::fs::write(&path, yaml).unwrap();
     path
@@ -122,19 +151,21 @@ fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
-/// Each tool's answer straight from server-everything.
+/// Each tool's answer straight from its server.
 fn straight() -> Vec<Value> {
-    let server = everything().display().to_string();
+    let everything = everything().display().to_string();
+    let [script, record] = tickets();
+    let python = python();
     CALLS
         .iter()
         .map(|(tool, args)| {
             let options = call_options(tool, args);
-            printed(&inspector(
-                &["node"],
-                &strs(&options),
-                &[&server, "stdio"],
-                &[],
-            ))
+            let options = strs(&options);
+            let answer = match provider_of(tool) {
+                "tickets" => inspector(&[&python], &options, &[&script, &record], &[]),
+                _ => inspector(&["node"], &options, &[&everything, "stdio"], &[]),
+            };
+            printed(&answer)
         })
         .collect()
 }

@@ -3,7 +3,9 @@ SDK's low-level server so its tool list can come in pages: two tools per
 `tools/list` page, with `nextCursor`, the tool the tests bind most on the
 last page. `list_tickets` pages by `page` and `per_page` (at most 50 a
 page; 230 tickets) and reports progress for each page; `ticket_note`
-answers prose; `close_ticket` always answers a tool error; `crash` exits
+answers prose; `close_ticket` always answers a tool error; `media`
+answers every kind of content block (text, audio, embedded text and blob
+resources, with annotations and `_meta`) and structured content; `crash` exits
 the process (to see it restarted). Every call's arguments are appended to RECORD, one JSON line
 each (with the `X-Upstream-Key` header over HTTP), so a test can see
 exactly what reached the upstream.
@@ -26,6 +28,12 @@ MOST = 50
 PAGE_OF_TOOLS = 2
 
 TOOLS = [
+    # First, on the page a client that reads one page sees (the Inspector).
+    types.Tool(
+        name="media",
+        description="Answers a recording of a ticket call, in every kind of content block.",
+        input_schema={"type": "object", "properties": {"id": {"type": "integer"}}},
+    ),
     types.Tool(name="filler_a", description="Does nothing.", input_schema={"type": "object", "properties": {}}),
     types.Tool(name="filler_b", description="Does nothing.", input_schema={"type": "object", "properties": {}}),
     types.Tool(
@@ -84,6 +92,31 @@ def text(value):
     return types.CallToolResult(content=[types.TextContent(type="text", text=value)])
 
 
+def media(ticket):
+    """Every kind of block, as the protocol writes it."""
+    return {
+        "content": [
+            {"type": "text", "text": f"The call about ticket {ticket}:", "_meta": {"dev.example/part": 1}},
+            {
+                "type": "audio",
+                "data": "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=",
+                "mimeType": "audio/wav",
+                "annotations": {"audience": ["user"], "priority": 0.4},
+            },
+            {
+                "type": "resource",
+                "resource": {"uri": f"tickets://{ticket}/transcript", "mimeType": "text/plain", "text": "Hello, my order is late."},
+                "annotations": {"audience": ["assistant"]},
+            },
+            {
+                "type": "resource",
+                "resource": {"uri": f"tickets://{ticket}/attachment", "mimeType": "application/pdf", "blob": "JVBERi0xLjQK"},
+            },
+        ],
+        "structuredContent": {"ticket": ticket, "minutes": 4},
+    }
+
+
 async def call_tool(ctx, params):
     args = params.arguments or {}
     record(ctx, params.name, args)
@@ -101,6 +134,8 @@ async def call_tool(ctx, params):
             content=[types.TextContent(type="text", text=f"ticket {args.get('id')} cannot be closed: it has open tasks")],
             is_error=True,
         )
+    if params.name == "media":
+        return types.CallToolResult.model_validate(media(args.get("id", 1)))
     if params.name == "ticket_note":
         return text(f"Ticket {args.get('id')} was opened by a customer and is being looked at.")
     return text("{}")

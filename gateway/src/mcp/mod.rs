@@ -331,7 +331,7 @@ impl ServerHandler for McpAgent {
             if loads && !answer.is_error {
                 tools_changed(&context).await;
             }
-            return Ok(result_of(answer));
+            return Ok(result_of(answer, links_known(&context)));
         };
         tokio::pin!(call);
         let mut series = progress::Sequence::default();
@@ -347,7 +347,7 @@ impl ServerHandler for McpAgent {
         if loads && !answer.is_error {
             tools_changed(&context).await;
         }
-        Ok(result_of(answer))
+        Ok(result_of(answer, links_known(&context)))
     }
 }
 
@@ -419,8 +419,20 @@ async fn notify(
     }
 }
 
-/// The MCP result of an answer.
-fn result_of(answer: Answer) -> CallToolResponse {
+/// Whether the caller's protocol has `resource_link` content blocks
+/// (2025-06-18 and later; revisions are dated, so they compare as text).
+/// A caller whose version is not known is taken to be current.
+fn links_known(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_none_or(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2025_06_18.as_str())
+}
+
+/// The MCP result of an answer, for a caller that reads `resource_link`
+/// blocks or (`links` false, an older protocol) does not: it gets the
+/// link's words as text instead, since a block it cannot read would fail
+/// the whole answer.
+fn result_of(answer: Answer, links: bool) -> CallToolResponse {
     // An upstream's answer as it said it.
     if let Some(mut result) = answer
         .whole
@@ -429,10 +441,19 @@ fn result_of(answer: Answer) -> CallToolResponse {
         // An upstream on an older protocol sends no `resultType`; ours is
         // complete (the handler drops it again for older callers).
         result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+        if !links {
+            result.content = result.content.into_iter().map(resources::as_text).collect();
+        }
         return result.into();
     }
     let mut content = vec![ContentBlock::text(answer.text)];
-    content.extend(answer.stored.as_ref().map(resources::link));
+    content.extend(
+        answer
+            .stored
+            .as_ref()
+            .map(resources::link)
+            .filter(|_| links),
+    );
     match answer.is_error {
         true => CallToolResult::error(content),
         false => CallToolResult::success(content),

@@ -22,6 +22,26 @@ pub(crate) fn link(stored: &ResultLink) -> ContentBlock {
     ContentBlock::resource_link(resource)
 }
 
+/// A `resource_link` block in words, for a caller whose protocol predates
+/// links (before 2025-06-18); any other block as it is.
+pub(super) fn as_text(block: ContentBlock) -> ContentBlock {
+    let ContentBlock::ResourceLink(link) = block else {
+        return block;
+    };
+    let mut words = format!("[Resource link: {} <{}>", link.name, link.uri);
+    if let Some(media_type) = &link.mime_type {
+        words.push_str(&format!(", {media_type}"));
+    }
+    if let Some(size) = link.size {
+        words.push_str(&format!(", {size} bytes"));
+    }
+    if let Some(description) = &link.description {
+        words.push_str(&format!(": {description}"));
+    }
+    words.push(']');
+    ContentBlock::text(words)
+}
+
 /// The template every stored result's URI follows.
 pub(super) fn template() -> ResourceTemplate {
     ResourceTemplate::new(format!("{RESOURCE_PREFIX}{{resultId}}"), "stored result")
@@ -49,4 +69,30 @@ pub(super) fn contents(uri: &str, stored: StoredResult) -> ReadResourceResult {
         },
     };
     ReadResourceResult::new(vec![contents])
+}
+
+#[cfg(test)]
+mod tests {
+    use dragnet_core::ResultId;
+
+    use super::*;
+
+    #[test]
+    fn a_link_reads_as_words_for_an_older_caller_and_other_blocks_pass() {
+        let id = ResultId::new();
+        let stored = ResultLink {
+            id: id.clone(),
+            bytes: 7685,
+            media_type: "application/json".into(),
+        };
+        let ContentBlock::Text(words) = as_text(link(&stored)) else {
+            panic!("a link becomes text");
+        };
+        let expected = format!(
+            "[Resource link: {id} <dragnet://results/{id}>, application/json, 7685 bytes: "
+        );
+        assert!(words.text.starts_with(&expected), "{}", words.text);
+        let image = ContentBlock::image("iVBORw0K", "image/png");
+        assert_eq!(as_text(image.clone()), image);
+    }
 }

@@ -260,3 +260,96 @@ impl Upstream for Answered {
         self.identity.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use dragnet_core::clock::SystemClock;
+    use serde_json::json;
+
+    use super::*;
+    use crate::memory::Memory;
+    use crate::results::find;
+
+    #[tokio::test]
+    async fn binary_blocks_over_the_budget_alone_are_stored_and_linked() {
+        let big = "A".repeat(6_000);
+        let mut result: CallToolResult = serde_json::from_value(json!({"content": [
+            {"type": "text", "text": "Here it is:", "_meta": {"k": 1}},
+            {"type": "audio", "data": big, "mimeType": "audio/wav"},
+            {"type": "resource", "resource": {"uri": "t://1", "mimeType": "text/csv", "text": big}},
+            {"type": "resource", "resource": {"uri": "t://2", "blob": big}},
+            {"type": "image", "data": "iVBORw0K", "mimeType": "image/png"},
+            {"type": "text", "text": big},
+        ]}))
+        .unwrap();
+        let (store, secrets) = (Memory::default(), Redactor::default());
+        let scope = ResultScope {
+            org: "acme".into(),
+            thread: "t1".into(),
+        };
+        let guarding = Guarding {
+            secrets: &secrets,
+            budget: SizeBudget { tokens: 1000 },
+            results: &store,
+            scope: &scope,
+            clock: Arc::new(SystemClock),
+        };
+        assert!(link_large_blocks(&mut result, &guarding).await.unwrap());
+        let blocks = serde_json::to_value(&result.content).unwrap();
+        let kinds: Vec<&str> = blocks
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["type"].as_str().unwrap())
+            .collect();
+        // Text stays (the guard cuts it), a small image stays; each large
+        // binary block became a note and a link, in its place.
+        assert_eq!(
+            kinds,
+            [
+                "text",
+                "text",
+                "resource_link",
+                "text",
+                "resource_link",
+                "text",
+                "resource_link",
+                "image",
+                "text"
+            ]
+        );
+        assert_eq!(blocks[0]["_meta"], json!({"k": 1}));
+        let expected = [
+            (
+                2,
+                Form::Base64 {
+                    media_type: "audio/wav".into(),
+                },
+            ),
+            (
+                4,
+                Form::Text {
+                    media_type: "text/csv".into(),
+                },
+            ),
+            (
+                6,
+                Form::Base64 {
+                    media_type: "application/octet-stream".into(),
+                },
+            ),
+        ];
+        for (at, form) in expected {
+            let link = &blocks[at];
+            assert_eq!(link["mimeType"], form.media_type(), "{link}");
+            assert_eq!(link["size"], big.len(), "{link}");
+            let uri = link["uri"].as_str().unwrap();
+            assert!(blocks[at - 1]["text"].as_str().unwrap().contains(uri));
+            let id = uri.strip_prefix(crate::results::RESOURCE_PREFIX).unwrap();
+            let kept = find(&store, &scope, id, guarding.clock.now())
+                .await
+                .unwrap();
+            assert_eq!((kept.text, kept.form), (big.clone(), form));
+        }
+    }
+}
