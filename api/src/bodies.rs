@@ -257,12 +257,24 @@ pub struct ScheduleBody {
     pub catch_up: String,
     pub overlap: String,
     pub active: bool,
+    /// Set while it is paused: it fires nothing, has no next ticks and is
+    /// never late.
+    pub paused: Option<PauseBody>,
     pub next_ticks: Vec<DateTime<Utc>>,
     /// Newest first.
     pub last_ticks: Vec<TickBody>,
     /// How long the oldest due tick has waited (0 when none is due).
     pub lateness_ms: i64,
     pub checked_at: DateTime<Utc>,
+}
+
+/// A schedule's pause.
+#[derive(Serialize, ToSchema)]
+pub struct PauseBody {
+    pub at: DateTime<Utc>,
+    pub reason: String,
+    /// `token:<name>` of whoever paused it.
+    pub by: String,
 }
 
 #[derive(Serialize, ToSchema)]

@@ -167,6 +167,15 @@ async fn render(state: &AppState) -> ApiResult<String> {
         out,
         "# TYPE dragnet_runs_queued gauge\ndragnet_runs_queued {queued}"
     );
+    let paused = state.db().schedules().paused_count().await?;
+    let _ = writeln!(
+        out,
+        "# HELP dragnet_schedules_paused Active schedules that are paused."
+    );
+    let _ = writeln!(
+        out,
+        "# TYPE dragnet_schedules_paused gauge\ndragnet_schedules_paused {paused}"
+    );
     let now = state.tick_clock().now(&state.db().schedules()).await?;
     let _ = writeln!(
         out,

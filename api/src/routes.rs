@@ -38,6 +38,8 @@ fn table() -> (Router<AppState>, OpenApi) {
         .routes(routes!(runs::rerun))
         .routes(routes!(events::events))
         .routes(routes!(schedules::list))
+        .routes(routes!(schedules::pause))
+        .routes(routes!(schedules::resume))
         .routes(routes!(secrets::list))
         .routes(routes!(secrets::put, secrets::delete))
         .split_for_parts();

@@ -2,8 +2,10 @@
 //! fires exactly once (not again after a restart), `$.trigger` names the
 //! schedule's previous complete run, ticks missed while the server was
 //! down follow `catch_up`, a tick overlapping a running run is skipped with
-//! the reason or queued, and ticks across both DST changes of
-//! Europe/Berlin fire by the documented rule. PostgreSQL and SQLite.
+//! the reason or queued, ticks across both DST changes of Europe/Berlin
+//! fire by the documented rule, and a paused schedule fires nothing until
+//! it is resumed, when the ticks of its pause follow `catch_up`.
+//! PostgreSQL and SQLite.
 
 mod support;
 
@@ -24,6 +26,7 @@ dragnet_store::on_both_backends!(
     missed_ticks_follow_catch_up,
     a_tick_during_a_running_run_is_skipped_or_queued,
     ticks_across_daylight_saving_changes_follow_the_rule,
+    a_paused_schedule_fires_nothing_and_resumes_by_catch_up,
 );
 
 fn at(s: &str) -> DateTime<Utc> {
@@ -291,5 +294,109 @@ async fn ticks_across_daylight_saving_changes_follow_the_rule(db: Db) -> Result<
     ensure!(report.fired.is_empty() && report.missed == 0, "{report:?}");
     let s = schedule(&api, &t, "autumn").await?;
     ensure!(s["next_ticks"][0] == "2026-10-26T01:30:00Z", "{s}");
+    api.stop().await
+}
+
+async fn a_paused_schedule_fires_nothing_and_resumes_by_catch_up(db: Db) -> Result<()> {
+    use reqwest::Method;
+    let clock = Arc::new(TestClock::new(at("2026-06-01T10:00:30Z")));
+    let api = Api::start_clocked(db, clock.clone()).await?;
+    let t = api.team("acme").await?;
+    let other = api.team("bravo").await?;
+    let kinds = ["none", "last", "all"];
+    let mut ids = Vec::new();
+    for catch_up in kinds {
+        let trigger = format!("{{cron: \"*/10 * * * *\", catch_up: {catch_up}, overlap: allow}}");
+        api.push(
+            &t,
+            catch_up,
+            &scheduled(&api, catch_up, &trigger, PROPERTIES),
+        )
+        .await?;
+        let s = schedule(&api, &t, catch_up).await?;
+        ids.push(s["schedule_id"].as_str().context("an id")?.to_string());
+    }
+    let post = |path: String, token: &str, body: Option<&'static str>| {
+        let token = token.to_string();
+        let api = &api;
+        async move {
+            let body = body.map(|b| ("application/json", b));
+            api.send(Method::POST, &path, Some(&token), body, &[]).await
+        }
+    };
+    let reason = Some(r#"{"reason": "the shop is being migrated"}"#);
+    // A reason is required; another team's schedule is not found.
+    let (status, v) = post(format!("/v1/schedules/{}/pause", ids[0]), &t, None).await?;
+    ensure!(status.as_u16() == 400, "{status} {v}");
+    let (status, v) = post(format!("/v1/schedules/{}/pause", ids[0]), &other, reason).await?;
+    ensure!(status.as_u16() == 404, "{status} {v}");
+    for id in &ids {
+        let (status, v) = post(format!("/v1/schedules/{id}/pause"), &t, reason).await?;
+        ensure!(status.as_u16() == 200, "{status} {v}");
+        ensure!(v["paused"]["reason"] == "the shop is being migrated", "{v}");
+        ensure!(v["paused"]["at"] == "2026-06-01T10:00:30Z", "{v}");
+        let by = v["paused"]["by"].as_str().unwrap_or_default();
+        ensure!(by.starts_with("token:") && !by.contains(&t), "{v}");
+        ensure!(v["next_ticks"] == serde_json::json!([]), "{v}");
+    }
+    let (status, v) = post(format!("/v1/schedules/{}/pause", ids[0]), &t, reason).await?;
+    ensure!(
+        status.as_u16() == 409 && v["error"]["kind"] == "schedule_paused",
+        "{status} {v}"
+    );
+    ensure!(api.db.schedules().paused_count().await? == 3);
+
+    // Ticks 10:10 … 11:00 fall while paused: nothing fires, nothing is late.
+    clock.set(at("2026-06-01T11:05:00Z"));
+    let report = api.pass().await?;
+    ensure!(report.fired.is_empty() && report.missed == 0, "{report:?}");
+    let none = schedule(&api, &t, "none").await?;
+    ensure!(
+        none["lateness_ms"] == 0 && none["last_ticks"] == serde_json::json!([]),
+        "{none}"
+    );
+
+    for id in &ids {
+        let (status, v) = post(format!("/v1/schedules/{id}/resume"), &t, None).await?;
+        ensure!(
+            status.as_u16() == 200 && v["paused"].is_null(),
+            "{status} {v}"
+        );
+    }
+    let (status, v) = post(format!("/v1/schedules/{}/resume", ids[0]), &t, None).await?;
+    ensure!(
+        status.as_u16() == 409 && v["error"]["kind"] == "schedule_not_paused",
+        "{status} {v}"
+    );
+    ensure!(api.db.schedules().paused_count().await? == 0);
+    // By catch_up: none records the six as paused, last fires the latest,
+    // all fires them all.
+    let report = api.pass().await?;
+    ensure!(
+        report.fired.len() == 1 + 6 && report.missed == 0,
+        "{report:?}"
+    );
+    for id in &report.fired {
+        api.finished(&t, id).await?;
+    }
+    let none = schedule(&api, &t, "none").await?;
+    ensure!(statuses(&none) == ["paused"; 5], "{none}");
+    let said = none["last_ticks"][0]["reason"].as_str().unwrap_or_default();
+    ensure!(
+        said.contains("the shop is being migrated") && said.contains("catch_up: none"),
+        "{said}"
+    );
+    let last = schedule(&api, &t, "last").await?;
+    ensure!(last["last_ticks"][0]["status"] == "fired", "{last}");
+    ensure!(
+        last["last_ticks"][0]["scheduled_for"] == "2026-06-01T11:00:00Z",
+        "{last}"
+    );
+    ensure!(last["last_ticks"][1]["status"] == "paused", "{last}");
+    let all = schedule(&api, &t, "all").await?;
+    ensure!(statuses(&all).iter().all(|s| s == "fired"), "{all}");
+    // It fires on time again.
+    clock.set(at("2026-06-01T11:10:01Z"));
+    ensure!(api.pass().await?.fired.len() == 3);
     api.stop().await
 }

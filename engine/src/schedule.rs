@@ -17,6 +17,11 @@
 //!   came with them, and records the rest as missed; `all` fires them, the
 //!   most recent `MAX_CATCH_UP` at most. Ticks older than that are not
 //!   looked at.
+//! - A schedule resumed after a pause treats the ticks that fell while it
+//!   was paused by the same rule ([`paused_ticks`]): `none` records them
+//!   all as paused; `last` records all but the latest, which the next pass
+//!   fires; `all` leaves them to fire, the most recent `MAX_CATCH_UP` at
+//!   most (older ones are recorded as paused).
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -257,6 +262,25 @@ pub fn plan(
         .collect()
 }
 
+/// The ticks in `(after, now]` a schedule resumed at `now` records as
+/// paused, oldest first: by `catch_up`, all of them (`none`), all but the
+/// latest (`last`), or those older than the most recent `MAX_CATCH_UP`
+/// (`all`). The rest are left due, for the next pass to fire.
+pub fn paused_ticks(
+    trigger: &CronTrigger,
+    after: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Vec<DateTime<Utc>> {
+    let mut ticks = trigger.ticks_between(after, now);
+    let keep = match trigger.catch_up {
+        CatchUp::None => 0,
+        CatchUp::Last => 1,
+        CatchUp::All => MAX_CATCH_UP,
+    };
+    ticks.truncate(ticks.len().saturating_sub(keep));
+    ticks
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,6 +300,18 @@ mod tests {
         DateTime::parse_from_rfc3339(s)
             .expect("a time")
             .with_timezone(&Utc)
+    }
+
+    #[test]
+    fn a_resume_records_the_pauses_ticks_catch_up_does_not_fire() {
+        let (from, to) = (utc("2026-06-01T10:00:30Z"), utc("2026-06-01T11:05:00Z"));
+        let recorded = |catch_up| paused_ticks(&trigger("*/10 * * * *", "UTC", catch_up), from, to);
+        let all_six: Vec<_> = (1..=6)
+            .map(|i| utc("2026-06-01T10:00:00Z") + chrono::Duration::minutes(10 * i))
+            .collect();
+        assert_eq!(recorded(CatchUp::None), all_six);
+        assert_eq!(recorded(CatchUp::Last), all_six[..5]);
+        assert!(recorded(CatchUp::All).is_empty());
     }
 
     #[test]

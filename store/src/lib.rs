@@ -79,7 +79,7 @@ pub use runs::{
     RunPages, Runs, Submitted, IDEMPOTENCY_WINDOW,
 };
 pub use schedules::{
-    ScheduleRow, ScheduleRun, ScheduleSpec, Schedules, TickRow, TickStatus, TickWrite,
+    Pause, ScheduleRow, ScheduleRun, ScheduleSpec, Schedules, TickRow, TickStatus, TickWrite,
 };
 pub use serving_lock::ServingLock;
 pub use sweeper::{spawn_store_sweeper, spawn_sweeper};

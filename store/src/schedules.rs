@@ -44,6 +44,17 @@ pub struct ScheduleRow {
     pub overlap: String,
     pub active: bool,
     pub last_tick_at: DateTime<Utc>,
+    /// Set while the schedule is paused.
+    pub paused: Option<Pause>,
+}
+
+/// A schedule's pause: since when, why, and by whom.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pause {
+    pub at: DateTime<Utc>,
+    pub reason: String,
+    /// `token:<name>` of whoever paused it.
+    pub by: String,
 }
 
 /// How a tick was handled.
@@ -54,6 +65,9 @@ pub enum TickStatus {
     Skipped,
     Missed,
     Queued,
+    /// Its time fell while the schedule was paused, and `catch_up` did not
+    /// fire it on resume.
+    Paused,
 }
 
 impl TickStatus {
@@ -63,6 +77,7 @@ impl TickStatus {
             TickStatus::Skipped => "skipped",
             TickStatus::Missed => "missed",
             TickStatus::Queued => "queued",
+            TickStatus::Paused => "paused",
         }
     }
 
@@ -72,6 +87,7 @@ impl TickStatus {
             "skipped" => TickStatus::Skipped,
             "missed" => TickStatus::Missed,
             "queued" => TickStatus::Queued,
+            "paused" => TickStatus::Paused,
             _ => {
                 return Err(Error::BadValue {
                     what: "tick status",
@@ -111,7 +127,7 @@ pub struct ScheduleRun {
 }
 
 const SCHEDULE_COLUMNS: &str = "schedule_id, team_id, workflow, cron, timezone, catch_up, \
-     overlap, active, last_tick_at";
+     overlap, active, last_tick_at, paused_at, paused_reason, paused_by";
 
 const TICK_COLUMNS: &str = "scheduled_for, status, reason, run_id, handled_at, fired_at";
 
@@ -136,6 +152,14 @@ macro_rules! schedule_row {
             overlap: col($row, "overlap")?,
             active: col::<_, i64>($row, "active")? != 0,
             last_tick_at: $T::dec(col($row, "last_tick_at")?)?,
+            paused: match $T::dec_opt(col($row, "paused_at")?)? {
+                Some(at) => Some(Pause {
+                    at,
+                    reason: col::<_, Option<String>>($row, "paused_reason")?.unwrap_or_default(),
+                    by: col::<_, Option<String>>($row, "paused_by")?.unwrap_or_default(),
+                }),
+                None => None,
+            },
         }
     };
 }
@@ -198,7 +222,8 @@ impl Schedules {
                     }
                     Some(false) => {
                         "UPDATE schedules SET catch_up = $6, overlap = $7, updated_at = $8, \
-                         active = 1, last_tick_at = $8 \
+                         active = 1, last_tick_at = $8, paused_at = NULL, paused_reason = NULL, \
+                         paused_by = NULL \
                          WHERE schedule_id = $1 AND team_id = $2 AND workflow = $3 \
                          AND cron = $4 AND timezone = $5"
                     }
@@ -231,10 +256,12 @@ impl Schedules {
         })
     }
 
-    /// Every active schedule (of every team).
+    /// Every active schedule that is not paused (of every team): what a
+    /// scheduler's pass handles.
     pub async fn active_schedules(&self) -> Result<Vec<ScheduleRow>> {
         let sql = format!(
-            "SELECT {SCHEDULE_COLUMNS} FROM schedules WHERE active = 1 ORDER BY schedule_id"
+            "SELECT {SCHEDULE_COLUMNS} FROM schedules WHERE active = 1 AND paused_at IS NULL \
+             ORDER BY schedule_id"
         );
         with_pool!(self, |pool, T| {
             let rows = sqlx::query(&sql)
@@ -264,6 +291,124 @@ impl Schedules {
                 .await
                 .map_err(Error::query(self.backend(), "schedules.team"))?;
             rows.iter().map(|row| Ok(schedule_row!(row, T))).collect()
+        })
+    }
+
+    /// How many active schedules are paused (of every team).
+    pub async fn paused_count(&self) -> Result<u64> {
+        with_pool!(self, |pool, T| {
+            let n: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM schedules WHERE active = 1 AND paused_at IS NOT NULL",
+            )
+            .fetch_one(pool)
+            .await
+            .map_err(Error::query(self.backend(), "schedules.paused"))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+    }
+
+    /// The team's schedule `schedule_id` (another team's reads as none).
+    pub async fn team_schedule(
+        &self,
+        team_id: &str,
+        schedule_id: &str,
+    ) -> Result<Option<ScheduleRow>> {
+        let sql = format!(
+            "SELECT {SCHEDULE_COLUMNS} FROM schedules WHERE team_id = $1 AND schedule_id = $2"
+        );
+        with_pool!(self, |pool, T| {
+            let row = sqlx::query(&sql)
+                .bind(team_id)
+                .bind(schedule_id)
+                .fetch_optional(pool)
+                .await
+                .map_err(Error::query(self.backend(), "schedules.one"))?;
+            row.map(|row| Ok(schedule_row!(&row, T))).transpose()
+        })
+    }
+
+    /// Pauses the team's active schedule `schedule_id` with `pause`; false
+    /// when it is not one, is retired, or is paused already (the first
+    /// pause stands).
+    pub async fn pause_schedule(
+        &self,
+        team_id: &str,
+        schedule_id: &str,
+        pause: &Pause,
+    ) -> Result<bool> {
+        with_pool!(self, |pool, T| {
+            let done = sqlx::query(
+                "UPDATE schedules SET paused_at = $3, paused_reason = $4, paused_by = $5, \
+                 updated_at = $3 WHERE team_id = $1 AND schedule_id = $2 AND active = 1 \
+                 AND paused_at IS NULL",
+            )
+            .bind(team_id)
+            .bind(schedule_id)
+            .bind(T::enc(pause.at))
+            .bind(&pause.reason)
+            .bind(&pause.by)
+            .execute(pool)
+            .await
+            .map_err(Error::query(self.backend(), "schedules.pause"))?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    /// Resumes the team's paused schedule `schedule_id`, recording
+    /// `paused` (the ticks of the pause its `catch_up` does not fire) with
+    /// `reason` and moving its mark past them, in one transaction; the
+    /// next pass handles the ticks after. False when it was not paused.
+    pub async fn resume_schedule(
+        &self,
+        team_id: &str,
+        schedule_id: &str,
+        paused: &[DateTime<Utc>],
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        with_pool!(self, |pool, T| {
+            let op = |name| Error::query(self.backend(), name);
+            let mut tx = pool.begin_write().await.map_err(op("schedules.resume"))?;
+            let done = sqlx::query(
+                "UPDATE schedules SET paused_at = NULL, paused_reason = NULL, paused_by = NULL, \
+                 updated_at = $3 WHERE team_id = $1 AND schedule_id = $2 AND paused_at IS NOT NULL",
+            )
+            .bind(team_id)
+            .bind(schedule_id)
+            .bind(T::enc(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(op("schedules.resume"))?;
+            if done.rows_affected() == 0 {
+                return Ok(false);
+            }
+            for at in paused {
+                sqlx::query(
+                    "INSERT INTO schedule_ticks \
+                     (schedule_id, scheduled_for, status, reason, run_id, handled_at, fired_at) \
+                     VALUES ($1, $2, 'paused', $3, NULL, $4, NULL) ON CONFLICT DO NOTHING",
+                )
+                .bind(schedule_id)
+                .bind(T::enc(*at))
+                .bind(reason)
+                .bind(T::enc(now))
+                .execute(&mut *tx)
+                .await
+                .map_err(op("schedules.resume"))?;
+            }
+            if let Some(last) = paused.iter().max() {
+                sqlx::query(
+                    "UPDATE schedules SET last_tick_at = $2 WHERE schedule_id = $1 \
+                     AND last_tick_at < $2",
+                )
+                .bind(schedule_id)
+                .bind(T::enc(*last))
+                .execute(&mut *tx)
+                .await
+                .map_err(op("schedules.mark"))?;
+            }
+            tx.commit().await.map_err(op("schedules.resume"))?;
+            Ok(true)
         })
     }
 

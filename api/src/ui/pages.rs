@@ -290,6 +290,10 @@ pub async fn schedules_page(State(state): State<AppState>, caller: UiCaller) -> 
                     a href={ "/ui/workflows/" (url_part(&s.workflow)) } { (s.workflow) } " "
                     code { (s.cron) } " " (s.timezone)
                     @if !s.active { " (stopped)" }
+                    @if s.paused.is_some() { " (paused)" }
+                }
+                @if let Some(p) = &s.paused {
+                    p { (status_badge("paused")) " since " (time(&p.at)) " by " code { (p.by) } ": " (p.reason) }
                 }
                 p {
                     "catch up " (s.catch_up) ", overlap " (s.overlap) "; late by " (s.lateness_ms) " ms. Next: "
