@@ -239,6 +239,7 @@ async fn metrics_need_their_own_token_and_count_what_ran() {
             .and_then(|n| n.parse::<u64>().ok());
         ensure!(requests.is_some_and(|n| n >= 31), "{text}");
         ensure!(text.contains("dragnet_runs_running 0"), "{text}");
+        ensure!(text.contains("dragnet_schedules_paused 0"), "{text}");
         let host = api
             .shop
             .base_url()

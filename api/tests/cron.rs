@@ -3,8 +3,9 @@
 //! schedule's previous complete run, ticks missed while the server was
 //! down follow `catch_up`, a tick overlapping a running run is skipped with
 //! the reason or queued, ticks across both DST changes of Europe/Berlin
-//! fire by the documented rule, and a paused schedule fires nothing until
-//! it is resumed, when the ticks of its pause follow `catch_up`.
+//! fire by the documented rule, a paused schedule fires nothing until it
+//! is resumed, when the ticks of its pause follow `catch_up`, and a
+//! schedule pauses itself after `pause_after` consecutive failed runs.
 //! PostgreSQL and SQLite.
 
 mod support;
@@ -27,6 +28,7 @@ dragnet_store::on_both_backends!(
     a_tick_during_a_running_run_is_skipped_or_queued,
     ticks_across_daylight_saving_changes_follow_the_rule,
     a_paused_schedule_fires_nothing_and_resumes_by_catch_up,
+    consecutive_failed_runs_pause_a_schedule_until_it_is_resumed,
 );
 
 fn at(s: &str) -> DateTime<Utc> {
@@ -398,5 +400,61 @@ async fn a_paused_schedule_fires_nothing_and_resumes_by_catch_up(db: Db) -> Resu
     // It fires on time again.
     clock.set(at("2026-06-01T11:10:01Z"));
     ensure!(api.pass().await?.fired.len() == 3);
+    api.stop().await
+}
+
+async fn consecutive_failed_runs_pause_a_schedule_until_it_is_resumed(db: Db) -> Result<()> {
+    use reqwest::Method;
+    let clock = Arc::new(TestClock::new(at("2026-06-01T10:00:30Z")));
+    let api = Api::start_clocked(db, clock.clone()).await?;
+    let t = api.team("acme").await?;
+    // Every request of its runs is refused: every run fails.
+    let yaml = format!(
+        "name: failing
+providers:
+  shop:
+    openapi: openapi.yaml
+    base_url: {}
+    headers:
+      X-Shop-Fault: \"status=1:400:always\"
+triggers:
+  - {{cron: \"*/10 * * * *\", overlap: allow, pause_after: {{failed: 2, partial: 4}}}}
+steps:
+  - id: orders
+    tool: shop.listOrders
+    input: {{status: cancelled, per_page: 100}}
+",
+        api.shop.base_url()
+    );
+    let (status, v) = api.push(&t, "failing", &yaml).await?;
+    ensure!(status.as_u16() == 201, "{status} {v}");
+    for tick in ["10:10:01", "10:20:01"] {
+        clock.set(at(&format!("2026-06-01T{tick}Z")));
+        let report = api.pass().await?;
+        ensure!(
+            report.fired.len() == 1 && report.paused == 0,
+            "{tick}: {report:?}"
+        );
+        let record = api.finished(&t, &report.fired[0]).await?;
+        ensure!(record["status"] == "failed", "{record}");
+    }
+    // The third tick finds two failed runs in a row: it pauses instead.
+    clock.set(at("2026-06-01T10:30:01Z"));
+    let report = api.pass().await?;
+    ensure!(report.fired.is_empty() && report.paused == 1, "{report:?}");
+    let s = schedule(&api, &t, "failing").await?;
+    ensure!(s["paused"]["by"] == "pause_after", "{s}");
+    let reason = s["paused"]["reason"].as_str().unwrap_or_default();
+    ensure!(reason.contains("2 consecutive failed runs"), "{reason}");
+    ensure!(api.db.schedules().paused_count().await? == 1);
+    ensure!(api.pass().await?.fired.is_empty());
+    // Resumed, the runs before do not count: it fires again.
+    let id = s["schedule_id"].as_str().context("an id")?;
+    let path = format!("/v1/schedules/{id}/resume");
+    let (status, v) = api.send(Method::POST, &path, Some(&t), None, &[]).await?;
+    ensure!(status.as_u16() == 200, "{status} {v}");
+    clock.set(at("2026-06-01T10:40:01Z"));
+    let report = api.pass().await?;
+    ensure!(!report.fired.is_empty() && report.paused == 0, "{report:?}");
     api.stop().await
 }

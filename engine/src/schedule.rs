@@ -97,6 +97,45 @@ pub struct CronTrigger {
     pub timezone: Tz,
     pub catch_up: CatchUp,
     pub overlap: Overlap,
+    pub pause_after: PauseAfter,
+}
+
+/// The most consecutive failed or partial runs `pause_after` may name.
+pub const PAUSE_AFTER_MAX: u32 = 100;
+
+/// How many consecutive failed (or partial) runs pause a schedule; `None`
+/// for no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PauseAfter {
+    pub failed: Option<u32>,
+    pub partial: Option<u32>,
+}
+
+impl PauseAfter {
+    /// Why a schedule whose latest ended runs (newest first) have
+    /// `statuses` pauses, if it does: a streak of `failed` (or `partial`)
+    /// runs as long as the limit.
+    pub fn reason<'a>(&self, statuses: impl IntoIterator<Item = &'a str>) -> Option<String> {
+        let mut statuses = statuses.into_iter().peekable();
+        let first = *statuses.peek()?;
+        let limit = match first {
+            "failed" => self.failed?,
+            "partial" => self.partial?,
+            _ => return None,
+        };
+        let streak = statuses.take_while(|s| *s == first).count();
+        (streak >= limit as usize).then(|| {
+            format!(
+                "paused after {streak} consecutive {first} runs (pause_after.{first}: {limit}); \
+                 resume it once the cause is fixed"
+            )
+        })
+    }
+
+    /// The most runs [`PauseAfter::reason`] needs to see.
+    pub fn window(&self) -> Option<u32> {
+        self.failed.max(self.partial)
+    }
 }
 
 /// Parses 5 fields (a `0` seconds field is put first) or 6.
@@ -138,6 +177,8 @@ impl CronTrigger {
                 .ok_or_else(|| format!("unknown catch_up `{catch_up}`"))?,
             overlap: Overlap::parse(overlap)
                 .ok_or_else(|| format!("unknown overlap `{overlap}`"))?,
+            // Kept beside the trigger's times by whoever stored it.
+            pause_after: PauseAfter::default(),
         })
     }
 }
@@ -293,7 +334,30 @@ mod tests {
             timezone: Tz::from_str(tz).expect("a zone"),
             catch_up,
             overlap: Overlap::Skip,
+            pause_after: PauseAfter::default(),
         }
+    }
+
+    #[test]
+    fn a_streak_as_long_as_its_limit_pauses() {
+        let limits = PauseAfter {
+            failed: Some(3),
+            partial: Some(2),
+        };
+        let said = |s: &[&str]| limits.reason(s.iter().copied());
+        assert!(said(&["failed", "failed", "failed", "succeeded"])
+            .is_some_and(|r| r.contains("3 consecutive failed")));
+        assert_eq!(said(&["failed", "failed", "succeeded", "failed"]), None);
+        assert_eq!(said(&["failed", "partial", "failed", "failed"]), None);
+        assert!(said(&["partial", "partial"]).is_some());
+        assert_eq!(said(&["succeeded", "failed", "failed", "failed"]), None);
+        assert_eq!(said(&[]), None);
+        let only_failed = PauseAfter {
+            failed: Some(1),
+            partial: None,
+        };
+        assert_eq!(only_failed.reason(["partial"; 9]), None);
+        assert_eq!(limits.window(), Some(3));
     }
 
     fn utc(s: &str) -> DateTime<Utc> {

@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use dragnet_engine::run;
-use dragnet_engine::schedule::{plan, CronTrigger, Disposition, Overlap};
+use dragnet_engine::schedule::{plan, CronTrigger, Disposition, Overlap, PauseAfter};
 use dragnet_engine::workflow::model::{Trigger, Workflow};
-use dragnet_store::{RunOwner, ScheduleRow, ScheduleSpec, TickStatus, TickWrite};
+use dragnet_store::{Pause, RunOwner, ScheduleRow, ScheduleSpec, TickStatus, TickWrite};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
@@ -34,6 +34,8 @@ pub struct PassReport {
     pub skipped: usize,
     pub missed: usize,
     pub queued: usize,
+    /// Schedules paused by their `pause_after`.
+    pub paused: usize,
 }
 
 /// The schedule id of a trigger: names the team, the workflow, the
@@ -72,6 +74,8 @@ pub fn specs(team_id: &str, wf: &Workflow) -> Vec<ScheduleSpec> {
             timezone: t.timezone.name().to_string(),
             catch_up: t.catch_up.as_str().to_string(),
             overlap: t.overlap.as_str().to_string(),
+            pause_after_failed: t.pause_after.failed,
+            pause_after_partial: t.pause_after.partial,
         });
     }
     out
@@ -133,7 +137,13 @@ async fn one(
         message,
     })?;
     let db = launcher.db();
-    if trigger.overlap == Overlap::Queue && running(launcher, schedule).await?.is_none() {
+    let due = plan(&trigger, schedule.last_tick_at, now, config.late_after);
+    let waiting = trigger.overlap == Overlap::Queue;
+    if (!due.is_empty() || waiting) && pause_after(launcher, schedule, now).await? {
+        report.paused += 1;
+        return Ok(());
+    }
+    if waiting && running(launcher, schedule).await?.is_none() {
         if let Some(at) = db
             .schedules()
             .oldest_queued_tick(&schedule.schedule_id)
@@ -144,7 +154,7 @@ async fn one(
             }
         }
     }
-    for due in plan(&trigger, schedule.last_tick_at, now, config.late_after) {
+    for due in due {
         let at = due.scheduled_for;
         if due.disposition == Disposition::Missed {
             let reason = format!(
@@ -180,6 +190,42 @@ async fn one(
         }
     }
     Ok(())
+}
+
+/// Pauses the schedule when its latest ended runs since it was resumed
+/// reach its `pause_after` limit; true when it did.
+async fn pause_after(
+    launcher: &Launcher,
+    schedule: &ScheduleRow,
+    now: DateTime<Utc>,
+) -> Result<bool> {
+    let limits = PauseAfter {
+        failed: schedule.pause_after_failed,
+        partial: schedule.pause_after_partial,
+    };
+    let Some(window) = limits.window() else {
+        return Ok(false);
+    };
+    let schedules = launcher.db().schedules();
+    let since = schedule.resumed_at.unwrap_or(DateTime::UNIX_EPOCH);
+    let statuses = schedules
+        .ended_run_statuses(&schedule.schedule_id, since, window)
+        .await?;
+    let Some(reason) = limits.reason(statuses.iter().map(String::as_str)) else {
+        return Ok(false);
+    };
+    let pause = Pause {
+        at: now,
+        reason,
+        by: "pause_after".into(),
+    };
+    let paused = schedules
+        .pause_schedule(&schedule.team_id, &schedule.schedule_id, &pause)
+        .await?;
+    if paused {
+        tracing::warn!(schedule = %schedule.schedule_id, reason = %pause.reason, "a schedule paused itself");
+    }
+    Ok(paused)
 }
 
 /// The schedule's latest run when it is still running (or queued).

@@ -30,6 +30,9 @@ pub struct ScheduleSpec {
     pub timezone: String,
     pub catch_up: String,
     pub overlap: String,
+    /// Consecutive failed (and partial) runs that pause it.
+    pub pause_after_failed: Option<u32>,
+    pub pause_after_partial: Option<u32>,
 }
 
 /// A stored schedule.
@@ -46,6 +49,11 @@ pub struct ScheduleRow {
     pub last_tick_at: DateTime<Utc>,
     /// Set while the schedule is paused.
     pub paused: Option<Pause>,
+    /// When it was last resumed (runs before do not count towards
+    /// `pause_after`).
+    pub resumed_at: Option<DateTime<Utc>>,
+    pub pause_after_failed: Option<u32>,
+    pub pause_after_partial: Option<u32>,
 }
 
 /// A schedule's pause: since when, why, and by whom.
@@ -127,7 +135,8 @@ pub struct ScheduleRun {
 }
 
 const SCHEDULE_COLUMNS: &str = "schedule_id, team_id, workflow, cron, timezone, catch_up, \
-     overlap, active, last_tick_at, paused_at, paused_reason, paused_by";
+     overlap, active, last_tick_at, paused_at, paused_reason, paused_by, resumed_at, \
+     pause_after_failed, pause_after_partial";
 
 const TICK_COLUMNS: &str = "scheduled_for, status, reason, run_id, handled_at, fired_at";
 
@@ -160,8 +169,16 @@ macro_rules! schedule_row {
                 }),
                 None => None,
             },
+            resumed_at: $T::dec_opt(col($row, "resumed_at")?)?,
+            pause_after_failed: limit(col($row, "pause_after_failed")?),
+            pause_after_partial: limit(col($row, "pause_after_partial")?),
         }
     };
+}
+
+/// A stored `pause_after` limit (a count that does not fit is none).
+fn limit(stored: Option<i64>) -> Option<u32> {
+    stored.and_then(|n| u32::try_from(n).ok())
 }
 
 impl Schedules {
@@ -212,16 +229,19 @@ impl Schedules {
                 let sql = match known.remove(&spec.schedule_id) {
                     None => {
                         "INSERT INTO schedules (schedule_id, team_id, workflow, cron, timezone, \
-                         catch_up, overlap, active, last_tick_at, created_at, updated_at) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $8, $8)"
+                         catch_up, overlap, active, last_tick_at, created_at, updated_at, \
+                         pause_after_failed, pause_after_partial) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $8, $8, $9, $10)"
                     }
                     Some(true) => {
-                        "UPDATE schedules SET catch_up = $6, overlap = $7, updated_at = $8 \
+                        "UPDATE schedules SET catch_up = $6, overlap = $7, updated_at = $8, \
+                         pause_after_failed = $9, pause_after_partial = $10 \
                          WHERE schedule_id = $1 AND team_id = $2 AND workflow = $3 \
                          AND cron = $4 AND timezone = $5"
                     }
                     Some(false) => {
                         "UPDATE schedules SET catch_up = $6, overlap = $7, updated_at = $8, \
+                         pause_after_failed = $9, pause_after_partial = $10, \
                          active = 1, last_tick_at = $8, paused_at = NULL, paused_reason = NULL, \
                          paused_by = NULL \
                          WHERE schedule_id = $1 AND team_id = $2 AND workflow = $3 \
@@ -237,6 +257,8 @@ impl Schedules {
                     .bind(&spec.catch_up)
                     .bind(&spec.overlap)
                     .bind(T::enc(now))
+                    .bind(spec.pause_after_failed.map(i64::from))
+                    .bind(spec.pause_after_partial.map(i64::from))
                     .execute(&mut *tx)
                     .await
                     .map_err(op("schedules.sync"))?;
@@ -371,7 +393,7 @@ impl Schedules {
             let mut tx = pool.begin_write().await.map_err(op("schedules.resume"))?;
             let done = sqlx::query(
                 "UPDATE schedules SET paused_at = NULL, paused_reason = NULL, paused_by = NULL, \
-                 updated_at = $3 WHERE team_id = $1 AND schedule_id = $2 AND paused_at IS NOT NULL",
+                 resumed_at = $3, updated_at = $3 WHERE team_id = $1 AND schedule_id = $2 AND paused_at IS NOT NULL",
             )
             .bind(team_id)
             .bind(schedule_id)
@@ -592,6 +614,30 @@ impl Schedules {
             .await
             .map_err(Error::query(self.backend(), "schedules.queued"))?;
             row.map(|r| T::dec(col(&r, "scheduled_for")?)).transpose()
+        })
+    }
+
+    /// The statuses of the schedule's `limit` latest runs that ended and
+    /// started after `since`, newest first (what `pause_after` counts).
+    pub async fn ended_run_statuses(
+        &self,
+        schedule_id: &str,
+        since: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<String>> {
+        with_pool!(self, |pool, T| {
+            sqlx::query_scalar::<_, String>(
+                "SELECT r.status FROM schedule_ticks t JOIN runs r ON r.run_id = t.run_id \
+                 WHERE t.schedule_id = $1 AND r.started_at > $2 \
+                 AND r.status NOT IN ('queued', 'running') \
+                 ORDER BY t.scheduled_for DESC LIMIT $3",
+            )
+            .bind(schedule_id)
+            .bind(T::enc(since))
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await
+            .map_err(Error::query(self.backend(), "schedules.ended_runs"))
         })
     }
 

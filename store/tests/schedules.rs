@@ -18,6 +18,8 @@ fn spec() -> ScheduleSpec {
         timezone: "UTC".into(),
         catch_up: "last".into(),
         overlap: "allow".into(),
+        pause_after_failed: Some(3),
+        pause_after_partial: None,
     }
 }
 

@@ -93,7 +93,7 @@ pub use dragnet_providers::file::{CredentialsFile, McpFile, ProviderFile};
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a trigger: {cron, timezone?, catch_up?, overlap?}"
+    expecting = "a trigger: {cron, timezone?, catch_up?, overlap?, pause_after?}"
 )]
 pub struct TriggerFile {
     /// 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds
@@ -112,6 +112,24 @@ pub struct TriggerFile {
     /// `queue` starts it when the previous run ends.
     #[serde(default)]
     pub overlap: Option<OverlapFile>,
+    /// Pause the schedule after this many consecutive failed (or partial)
+    /// runs it fired since it was last resumed, e.g. `{failed: 3,
+    /// partial: 5}`: each 1 to 100, absent for no limit.
+    #[serde(default)]
+    pub pause_after: Option<PauseAfterFile>,
+}
+
+/// `pause_after` of a trigger.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, expecting = "pause_after: {failed?, partial?}")]
+pub struct PauseAfterFile {
+    /// Consecutive failed runs (1 to 100).
+    #[serde(default)]
+    pub failed: Option<u32>,
+    /// Consecutive partial runs: every step done, some walk cut short (1 to
+    /// 100).
+    #[serde(default)]
+    pub partial: Option<u32>,
 }
 
 /// `catch_up` values.

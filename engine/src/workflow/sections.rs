@@ -9,7 +9,9 @@ use super::diagnostic::suggest;
 use super::file::{CatchUpFile, InputFile, InputTypeFile, OverlapFile, TriggerFile};
 use super::model::{InputDef, InputType, Trigger};
 use super::values::{bad_name, is_name};
-use crate::schedule::{parse_cron as cron_schedule, CatchUp, CronTrigger, Overlap};
+use crate::schedule::{
+    parse_cron as cron_schedule, CatchUp, CronTrigger, Overlap, PauseAfter, PAUSE_AFTER_MAX,
+};
 
 /// The declared inputs; `names` also holds inputs whose definition was
 /// refused, so refs to them do not add a second problem.
@@ -132,7 +134,31 @@ pub fn triggers(cx: &mut Ctx, section: Option<Cursor<'_>>) -> Vec<Trigger> {
                 }
             },
         };
-        if let (Some(schedule), Some(timezone)) = (schedule, timezone) {
+        let mut pause_after = PauseAfter::default();
+        let mut limits_ok = true;
+        if let Some(limits) = file.pause_after {
+            for (name, value, slot) in [
+                ("failed", limits.failed, &mut pause_after.failed),
+                ("partial", limits.partial, &mut pause_after.partial),
+            ] {
+                match value {
+                    Some(n) if (1..=PAUSE_AFTER_MAX).contains(&n) => *slot = Some(n),
+                    Some(n) => {
+                        limits_ok = false;
+                        cx.value_error(
+                            &c,
+                            "pause_after",
+                            format!(
+                                "`pause_after.{name}` is {n}: give 1 to {PAUSE_AFTER_MAX} \
+                                 consecutive runs, or leave it out for no limit"
+                            ),
+                        );
+                    }
+                    None => {}
+                }
+            }
+        }
+        if let (Some(schedule), Some(timezone), true) = (schedule, timezone, limits_ok) {
             out.push(Trigger::Cron(CronTrigger {
                 expression: file.cron.trim().to_string(),
                 schedule,
@@ -149,6 +175,7 @@ pub fn triggers(cx: &mut Ctx, section: Option<Cursor<'_>>) -> Vec<Trigger> {
                     Some(OverlapFile::Allow) => Overlap::Allow,
                     Some(OverlapFile::Queue) => Overlap::Queue,
                 },
+                pause_after,
             }));
         }
     }
