@@ -65,7 +65,19 @@ pub async fn pause(
     body: Bytes,
 ) -> ApiResult<Response> {
     let request: PauseRequest = json_body(&body)?;
-    let reason = request.reason.trim();
+    pause_schedule(&state, &caller, &schedule_id, &request.reason).await?;
+    one(&state, &caller, &schedule_id).await
+}
+
+/// Pauses the caller's team's schedule with `reason` (the API's and the
+/// UI's one way to).
+pub async fn pause_schedule(
+    state: &AppState,
+    caller: &Caller,
+    schedule_id: &str,
+    reason: &str,
+) -> ApiResult<()> {
+    let reason = reason.trim();
     if reason.is_empty() || reason.chars().count() > REASON_MAX {
         return Err(ApiError::BadRequest {
             what: "reason",
@@ -75,19 +87,19 @@ pub async fn pause(
         });
     }
     let schedules = state.db().schedules();
-    let found = owned(&state, &caller, &schedule_id).await?;
+    let found = owned(state, caller, schedule_id).await?;
     let pause = Pause {
         at: state.tick_clock().now(&schedules).await?,
         reason: reason.to_string(),
         by: caller.started_by(),
     };
     if !schedules
-        .pause_schedule(caller.team_id(), &schedule_id, &pause)
+        .pause_schedule(caller.team_id(), schedule_id, &pause)
         .await?
     {
         return Err(conflict(&found, "pause"));
     }
-    one(&state, &caller, &schedule_id).await
+    Ok(())
 }
 
 /// `POST /v1/schedules/{id}/resume`: the schedule fires again; the ticks
@@ -105,8 +117,19 @@ pub async fn resume(
     caller: Caller,
     Path(schedule_id): Path<String>,
 ) -> ApiResult<Response> {
+    resume_schedule(&state, &caller, &schedule_id).await?;
+    one(&state, &caller, &schedule_id).await
+}
+
+/// Resumes the caller's team's paused schedule, recording the ticks of the
+/// pause its `catch_up` does not fire (the API's and the UI's one way to).
+pub async fn resume_schedule(
+    state: &AppState,
+    caller: &Caller,
+    schedule_id: &str,
+) -> ApiResult<()> {
     let schedules = state.db().schedules();
-    let found = owned(&state, &caller, &schedule_id).await?;
+    let found = owned(state, caller, schedule_id).await?;
     let Some(pause) = &found.paused else {
         return Err(conflict(&found, "resume"));
     };
@@ -125,13 +148,13 @@ pub async fn resume(
         "paused: {} (catch_up: {} on resume)",
         pause.reason, found.catch_up
     );
-    let resumed = schedules
-        .resume_schedule(caller.team_id(), &schedule_id, &paused, &reason, now)
-        .await?;
-    if !resumed {
+    if !schedules
+        .resume_schedule(caller.team_id(), schedule_id, &paused, &reason, now)
+        .await?
+    {
         return Err(conflict(&found, "resume"));
     }
-    one(&state, &caller, &schedule_id).await
+    Ok(())
 }
 
 /// The caller's team's schedule, or 404 (another team's too).

@@ -437,3 +437,51 @@ async fn the_editor_checks_as_it_goes_and_pushes_a_version(db: Db) -> Result<()>
     );
     api.stop().await
 }
+
+on_both_backends!(the_schedules_page_pauses_and_resumes_a_schedule);
+
+async fn the_schedules_page_pauses_and_resumes_a_schedule(db: Db) -> Result<()> {
+    let api = Api::start(db).await?;
+    let a = api.team("acme").await?;
+    let b = api.team("bravo").await?;
+    let yaml = api
+        .workflow("orders", None)
+        .replace("steps:\n", "triggers:\n  - cron: \"0 2 * * *\"\nsteps:\n");
+    let (status, v) = api.push(&a, "orders", &yaml).await?;
+    ensure!(status.as_u16() == 201, "{status} {v}");
+    let (_, listed) = api.get("/v1/schedules", &a).await?;
+    let id = listed["schedules"][0]["schedule_id"]
+        .as_str()
+        .context("a schedule")?
+        .to_string();
+    let mine = sign_in(&api, &a).await?;
+    let (_, shown) = page(&api, "/ui/schedules", &mine).await?;
+    ensure!(shown.contains("name=\"reason\""), "a pause form: {shown}");
+    let csrf = csrf_in(&shown).context("the form's CSRF value")?;
+    let pause = format!("/ui/schedules/{id}/pause");
+    // Without the session's CSRF value nothing happens; a reason is needed.
+    ensure!(post(&api, &pause, &mine, "reason=x").await? == StatusCode::FORBIDDEN);
+    let no_reason = format!("csrf={csrf}&reason=");
+    ensure!(post(&api, &pause, &mine, &no_reason).await? == StatusCode::BAD_REQUEST);
+    // Another team's session cannot reach it.
+    let theirs = sign_in(&api, &b).await?;
+    let (_, their_page) = page(&api, "/ui/schedules", &theirs).await?;
+    let their_csrf = csrf_in(&their_page).unwrap_or_default();
+    let body = format!("csrf={their_csrf}&reason=mine+now");
+    ensure!(post(&api, &pause, &theirs, &body).await? == StatusCode::NOT_FOUND);
+    let body = format!("csrf={csrf}&reason=the+shop+is+moving");
+    ensure!(post(&api, &pause, &mine, &body).await? == StatusCode::SEE_OTHER);
+    let (_, shown) = page(&api, "/ui/schedules", &mine).await?;
+    ensure!(
+        shown.contains("(paused)") && shown.contains("the shop is moving"),
+        "{shown}"
+    );
+    ensure!(shown.contains(">Resume</button>"), "{shown}");
+    let resume = format!("/ui/schedules/{id}/resume");
+    ensure!(post(&api, &resume, &mine, &format!("csrf={csrf}")).await? == StatusCode::SEE_OTHER);
+    let (_, listed) = api.get("/v1/schedules", &a).await?;
+    ensure!(listed["schedules"][0]["paused"].is_null(), "{listed}");
+    // Resuming what is not paused says why.
+    ensure!(post(&api, &resume, &mine, &format!("csrf={csrf}")).await? == StatusCode::CONFLICT);
+    api.stop().await
+}

@@ -36,6 +36,7 @@ mod progress_line;
 mod remote_cmd;
 mod report;
 mod run_display;
+mod schedules_cmd;
 mod secrets_cmd;
 mod serve_cmd;
 mod services;
@@ -117,6 +118,9 @@ enum Command {
     Workflows(remote_cmd::WorkflowsCommand),
     /// Start a run of a server's workflow; --follow shows it live.
     Trigger(Box<remote_cmd::TriggerArgs>),
+    /// A server's schedules of your team: list, pause with a reason, resume.
+    #[command(subcommand)]
+    Schedules(schedules_cmd::SchedulesCommand),
     /// Serve agents' tools over MCP (stdio or streamable HTTP), with the loop layer.
     Mcp(mcp_cmd::McpArgs),
     /// Sign a caller's token for `dragnet mcp --http`.
@@ -178,6 +182,7 @@ fn main() -> ExitCode {
             Command::Secrets(c) => secrets_cmd::secrets(&config()?, c, out).await,
             Command::Workflows(c) => remote_cmd::workflows(&config()?, c, out).await,
             Command::Trigger(args) => remote_cmd::trigger(&config()?, *args, out).await,
+            Command::Schedules(c) => schedules_cmd::schedules(&config()?, c, out).await,
             Command::Mcp(args) => mcp_cmd::mcp(&config()?, args, &agent_file).await,
             Command::AgentToken(args) => mcp_cmd::agent_token(args, &agent_file, out).await,
         }
@@ -209,6 +214,7 @@ impl Command {
             Command::Runs(db_cmd::RunsCommand::List { json, .. })
             | Command::Runs(db_cmd::RunsCommand::Show { json, .. })
             | Command::Workflows(remote_cmd::WorkflowsCommand::List { json, .. })
+            | Command::Schedules(schedules_cmd::SchedulesCommand::List { json, .. })
             | Command::Cache(db_cmd::CacheCommand::List { json }) => *json,
             Command::Cache(db_cmd::CacheCommand::Purge(_))
             | Command::Shop(_)
@@ -223,6 +229,7 @@ impl Command {
             | Command::Secrets(_)
             | Command::Workflows(remote_cmd::WorkflowsCommand::Push { .. })
             | Command::Trigger(_)
+            | Command::Schedules(_)
             | Command::Mcp(_)
             | Command::AgentToken(_) => false,
         }

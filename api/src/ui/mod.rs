@@ -17,6 +17,7 @@ pub mod editor;
 pub mod html;
 pub mod output;
 pub mod pages;
+pub mod schedules;
 pub mod secrets;
 mod trigger;
 
@@ -65,7 +66,9 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/workflows/{name}/diff", get(pages::diff_page))
         .route("/ui/workflows/{name}", get(pages::workflow_page))
         .route("/ui/workflows/{name}/run", post(pages::run_workflow))
-        .route("/ui/schedules", get(pages::schedules_page))
+        .route("/ui/schedules", get(schedules::schedules_page))
+        .route("/ui/schedules/{id}/pause", post(schedules::pause))
+        .route("/ui/schedules/{id}/resume", post(schedules::resume))
         .route("/ui/cache", get(pages::cache_page))
         .route("/ui/cache/purge", post(pages::purge_cache))
         .route("/ui/secrets", get(secrets::secrets_page).post(secrets::set))

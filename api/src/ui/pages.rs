@@ -272,59 +272,6 @@ pub async fn run_workflow(
     }
 }
 
-/// `GET /ui/schedules`.
-pub async fn schedules_page(State(state): State<AppState>, caller: UiCaller) -> Response {
-    let team = caller.caller.team_id().to_string();
-    let schedules = crate::schedules::describe(&state, &team, None)
-        .await
-        .unwrap_or_default();
-    let time = |t: &chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M:%S UTC").to_string();
-    let body = html! {
-        h1 { "Schedules" }
-        @if schedules.is_empty() {
-            p { "No schedules: a workflow's " code { "triggers" } " make them." }
-        }
-        @for s in &schedules {
-            section {
-                h2 {
-                    a href={ "/ui/workflows/" (url_part(&s.workflow)) } { (s.workflow) } " "
-                    code { (s.cron) } " " (s.timezone)
-                    @if !s.active { " (stopped)" }
-                    @if s.paused.is_some() { " (paused)" }
-                }
-                @if let Some(p) = &s.paused {
-                    p { (status_badge("paused")) " since " (time(&p.at)) " by " code { (p.by) } ": " (p.reason) }
-                }
-                p {
-                    "catch up " (s.catch_up) ", overlap " (s.overlap) "; late by " (s.lateness_ms) " ms. Next: "
-                    (s.next_ticks.iter().map(time).collect::<Vec<_>>().join(", "))
-                }
-                table.fit {
-                    thead { tr { th { "Tick" } th { "Outcome" } th.opt { "Run" } th.num { "Late" } } }
-                    tbody {
-                        @for t in &s.last_ticks {
-                            tr {
-                                td.at { (time(&t.scheduled_for)) }
-                                td.note { (status_badge(&t.status)) @if let Some(r) = &t.reason { " " (r) } }
-                                td.id.opt {
-                                    @if let Some(r) = &t.run_id {
-                                        a href={ "/ui/runs/" (url_part(r)) } { (r) }
-                                    }
-                                }
-                                td.num { (t.lateness_ms) " ms" }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    };
-    html_response(
-        StatusCode::OK,
-        frame("Schedules", Some(&caller.signed()), body),
-    )
-}
-
 /// The stored key of the team's cache scope (server runs cache per team).
 fn cache_scope(team_id: &str) -> String {
     dragnet_walk::cache::CacheScope::Organisation {
