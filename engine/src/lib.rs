@@ -13,6 +13,8 @@
 //!   evaluation.
 //! - [`plan`]: the DAG of steps from `needs`, refs and branch gates.
 //! - [`schedule`]: cron triggers in time (DST gaps and repeats, catch-up).
+//! - [`watermark`]: the values incremental walks compare and ask from
+//!   (issue 25 §1: the value type is built; steps do not use it yet).
 //! - [`run`]: the executor: steps in parallel, tool steps through the walk,
 //!   branches, records read back through the [`run::RunLog`] port.
 //! - [`error`]: the crate's [`Error`].
@@ -24,6 +26,7 @@ pub mod refs;
 pub mod run;
 pub mod schedule;
 pub mod step_id;
+pub mod watermark;
 pub mod workflow;
 
 pub use error::Error;
