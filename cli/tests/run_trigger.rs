@@ -6,11 +6,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-
 use common::{
-    acme_token, address_in, client, command, dragnet_on, example, fresh_db, scratch, shop, stderr,
+    acme_token, client, command, dragnet_on, example, fresh_db, scratch, serve_with, shop, stderr,
     stdout, stdout_json,
 };
 
@@ -69,16 +66,7 @@ async fn a_server_run_says_who_triggered_it() {
     std::fs::copy(dragnet_shop::openapi_path(), dir.join("openapi.yaml")).unwrap();
     let file = dir.join("nightly.yaml").display().to_string();
 
-    let mut server = command(&db)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("serve starts");
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().expect("its stdout"))
-        .read_line(&mut line)
-        .expect("a first line");
-    let addr = address_in(&line);
+    let (server, addr) = serve_with(command(&db));
     let (db2, addr2, token2) = (db.clone(), addr.clone(), token.clone());
     let (run, api, scheduled, show) = tokio::task::spawn_blocking(move || {
         let client = client(&db2, &addr2, &token2);
@@ -96,8 +84,7 @@ async fn a_server_run_says_who_triggered_it() {
     })
     .await
     .unwrap();
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
     let rows = stdout_json(&api);
     assert_eq!(rows[0]["trigger"], "api", "{rows}");

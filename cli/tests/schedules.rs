@@ -5,11 +5,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-
 use common::{
-    acme_token, address_in, client, command, fresh_db, scratch, stderr, stdout, stdout_json,
+    acme_token, client, command, fresh_db, scratch, serve_with, stderr, stdout, stdout_json,
 };
 
 #[test]
@@ -26,16 +23,7 @@ fn a_schedule_is_listed_paused_and_resumed_from_the_command_line() {
     .unwrap();
     std::fs::copy(dragnet_shop::openapi_path(), dir.join("openapi.yaml")).unwrap();
     let file = dir.join("nightly.yaml").display().to_string();
-    let mut server = command(&db)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("serve starts");
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().expect("its stdout"))
-        .read_line(&mut line)
-        .expect("a first line");
-    let addr = address_in(&line);
+    let (_server, addr) = serve_with(command(&db));
     let client = client(&db, &addr, &token);
     let pushed = client(&["workflows", "push", &file]);
     assert!(pushed.status.success(), "{}", stderr(&pushed));
@@ -92,6 +80,4 @@ fn a_schedule_is_listed_paused_and_resumed_from_the_command_line() {
         "{}",
         stderr(&again)
     );
-    let _ = server.kill();
-    let _ = server.wait();
 }

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
 use common::{
-    acme_token, address_in, client, command, fresh_db, python, recorded, scratch, stderr, stdout,
+    acme_token, client, command, fresh_db, python, recorded, scratch, serve_with, stderr, stdout,
+    Served,
 };
 use serde_json::{json, Value};
 
@@ -324,36 +325,19 @@ fn triggered_failing(client: &dyn Fn(&[&str]) -> std::process::Output) -> Value 
 /// The key teams' secrets are sealed under in these tests.
 const SEALING_KEY: &str = "0123456789abcdef0123456789abcdef-sealing";
 
-/// `dragnet serve` with `config` on store `db`, killed when dropped.
-struct Serve(Child);
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Starts `dragnet serve` with the configuration file `config`, the
 /// operator's variable the declared server reads, a secret of the host's
 /// that must reach nobody, the sealing key of teams' secrets, and a
 /// variable named like a team's secret (which must not be read for it).
-fn serve(db: &str, config: &Path) -> (Serve, String) {
-    use std::io::{BufRead, BufReader};
-    let mut child = command(db)
-        .args(["serve", "--bind", "127.0.0.1:0"])
+fn serve(db: &str, config: &Path) -> (Served, String) {
+    let mut command = command(db);
+    command
         .env("DRAGNET_CONFIG", config)
         .env("OPERATOR_TICKETS_MODE", "read-only")
         .env("DRAGNET_TEST_SECRET", "s3cret-of-the-host")
         .env("DRAGNET_SECRETS_KEY", SEALING_KEY)
-        .env("TICKETS_KEY", "the-servers-own-value")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("serve starts");
-    let out = child.stdout.take().expect("its stdout");
-    let mut line = String::new();
-    BufReader::new(out).read_line(&mut line).unwrap();
-    (Serve(child), address_in(&line))
+        .env("TICKETS_KEY", "the-servers-own-value");
+    serve_with(command)
 }
 
 #[test]

@@ -166,6 +166,33 @@ pub fn acme_token(db: &str) -> String {
     token
 }
 
+/// A `dragnet serve` a test started, killed when dropped.
+pub struct Served(pub std::process::Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `command` (made by [`command`], with what else the test sets) as
+/// `dragnet serve --bind 127.0.0.1:0`; the server and its address.
+pub fn serve_with(mut command: Command) -> (Served, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = command
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    let out = child.stdout.take().expect("its stdout");
+    let mut line = String::new();
+    BufReader::new(out)
+        .read_line(&mut line)
+        .expect("a first line");
+    (Served(child), address_in(&line))
+}
+
 /// The `http://…` address in a line a server printed.
 pub fn address_in(line: &str) -> String {
     line.split_whitespace()
