@@ -42,6 +42,21 @@ impl Scale {
             Scale::Number => "a number",
         }
     }
+
+    /// The name it is stored by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scale::Time => "time",
+            Scale::Number => "number",
+        }
+    }
+
+    /// The scale [`Scale::name`] names.
+    pub fn named(name: &str) -> Option<Scale> {
+        [Scale::Time, Scale::Number]
+            .into_iter()
+            .find(|s| s.name() == name)
+    }
 }
 
 /// A value on its scale.

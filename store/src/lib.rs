@@ -33,6 +33,8 @@
 //!   engine's `RunLog`.
 //! - [`Leases`] ([`Db::leases`]): claiming, renewing and handing back
 //!   runs, cancel requests, and claimers' [`Wakeups`].
+//! - [`Watermarks`] ([`Db::watermarks`]): incremental walks' watermarks,
+//!   which only move forward (not yet moved by steps).
 //!
 //! Tasks built on them: [`StoreObserver`] (its writer holds [`Runs`], and
 //! the [`Fencing`]'s [`Leases`] under a lease) and the sweepers
@@ -62,7 +64,9 @@ mod setup_lock;
 mod sweeper;
 mod teams;
 mod wakeups;
+mod watermarks;
 pub use wakeups::Wakeups;
+pub use watermarks::{StoredWatermark, WatermarkKey, Watermarks};
 mod workflows;
 mod writer;
 
