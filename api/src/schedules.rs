@@ -65,18 +65,18 @@ pub async fn pause(
     body: Bytes,
 ) -> ApiResult<Response> {
     let request: PauseRequest = json_body(&body)?;
-    pause_schedule(&state, &caller, &schedule_id, &request.reason).await?;
-    one(&state, &caller, &schedule_id).await
+    let paused = pause_schedule(&state, &caller, &schedule_id, &request.reason).await?;
+    one(&state, &caller, &paused).await
 }
 
 /// Pauses the caller's team's schedule with `reason` (the API's and the
-/// UI's one way to).
+/// UI's one way to); the schedule as it was found.
 pub async fn pause_schedule(
     state: &AppState,
     caller: &Caller,
     schedule_id: &str,
     reason: &str,
-) -> ApiResult<()> {
+) -> ApiResult<ScheduleRow> {
     let reason = reason.trim();
     if reason.is_empty() || reason.chars().count() > REASON_MAX {
         return Err(ApiError::BadRequest {
@@ -99,7 +99,7 @@ pub async fn pause_schedule(
     {
         return Err(conflict(&found, "pause"));
     }
-    Ok(())
+    Ok(found)
 }
 
 /// `POST /v1/schedules/{id}/resume`: the schedule fires again; the ticks
@@ -117,17 +117,18 @@ pub async fn resume(
     caller: Caller,
     Path(schedule_id): Path<String>,
 ) -> ApiResult<Response> {
-    resume_schedule(&state, &caller, &schedule_id).await?;
-    one(&state, &caller, &schedule_id).await
+    let resumed = resume_schedule(&state, &caller, &schedule_id).await?;
+    one(&state, &caller, &resumed).await
 }
 
 /// Resumes the caller's team's paused schedule, recording the ticks of the
-/// pause its `catch_up` does not fire (the API's and the UI's one way to).
+/// pause its `catch_up` does not fire (the API's and the UI's one way to);
+/// the schedule as it was found.
 pub async fn resume_schedule(
     state: &AppState,
     caller: &Caller,
     schedule_id: &str,
-) -> ApiResult<()> {
+) -> ApiResult<ScheduleRow> {
     let schedules = state.db().schedules();
     let found = owned(state, caller, schedule_id).await?;
     let Some(pause) = &found.paused else {
@@ -154,7 +155,7 @@ pub async fn resume_schedule(
     {
         return Err(conflict(&found, "resume"));
     }
-    Ok(())
+    Ok(found)
 }
 
 /// The caller's team's schedule, or 404 (another team's too).
@@ -190,11 +191,12 @@ fn conflict(schedule: &ScheduleRow, action: &str) -> ApiError {
     ApiError::Conflict { kind, message }
 }
 
-/// One schedule as the API shows it.
-async fn one(state: &AppState, caller: &Caller, schedule_id: &str) -> ApiResult<Response> {
-    let all = describe(state, caller.team_id(), None).await?;
-    let found = all.into_iter().find(|s| s.schedule_id == schedule_id);
-    let found = found.ok_or_else(|| ApiError::not_found("schedule", schedule_id))?;
+/// One schedule as the API shows it now (its workflow's are described).
+async fn one(state: &AppState, caller: &Caller, schedule: &ScheduleRow) -> ApiResult<Response> {
+    let of_workflow = describe(state, caller.team_id(), Some(&schedule.workflow)).await?;
+    let id = &schedule.schedule_id;
+    let found = of_workflow.into_iter().find(|s| &s.schedule_id == id);
+    let found = found.ok_or_else(|| ApiError::not_found("schedule", id))?;
     Ok(Json(found).into_response())
 }
 

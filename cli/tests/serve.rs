@@ -6,11 +6,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use common::{acme_token, address_in, client, command, fresh_db, scratch, shop, stderr, stdout};
+use common::{acme_token, client, command, fresh_db, scratch, shop, spawn_serve, stderr, stdout};
 
 /// Sends SIGTERM to `pid`.
 fn sigterm(pid: u32) {
@@ -42,22 +41,6 @@ fn serve_logging(db: &str, log: &std::path::Path) -> (Child, String) {
         .env("DRAGNET_LOG", "debug")
         .stderr(std::fs::File::create(log).expect("a log file"));
     spawn_serve(serve)
-}
-
-/// Starts `command` as `dragnet serve` on a free port; returns the child
-/// and the address it printed.
-fn spawn_serve(mut command: std::process::Command) -> (Child, String) {
-    let mut child = command
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("serve starts");
-    let out = child.stdout.take().expect("its stdout");
-    let mut line = String::new();
-    BufReader::new(out)
-        .read_line(&mut line)
-        .expect("a first line");
-    (child, address_in(&line))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -114,7 +114,7 @@ pub async fn pause(
     }
     let reason = field(&form, "reason").unwrap_or_default();
     match pause_schedule(&state, &caller.caller, &schedule_id, reason).await {
-        Ok(()) => see_other("/ui/schedules"),
+        Ok(_) => see_other("/ui/schedules"),
         Err(error) => refused(&caller, &error),
     }
 }
@@ -130,7 +130,7 @@ pub async fn resume(
         return forbidden();
     }
     match resume_schedule(&state, &caller.caller, &schedule_id).await {
-        Ok(()) => see_other("/ui/schedules"),
+        Ok(_) => see_other("/ui/schedules"),
         Err(error) => refused(&caller, &error),
     }
 }

@@ -178,7 +178,13 @@ impl Drop for Served {
 
 /// Starts `command` (made by [`command`], with what else the test sets) as
 /// `dragnet serve --bind 127.0.0.1:0`; the server and its address.
-pub fn serve_with(mut command: Command) -> (Served, String) {
+pub fn serve_with(command: Command) -> (Served, String) {
+    let (child, addr) = spawn_serve(command);
+    (Served(child), addr)
+}
+
+/// [`serve_with`] for a test that signals or waits for the child itself.
+pub fn spawn_serve(mut command: Command) -> (std::process::Child, String) {
     use std::io::{BufRead, BufReader};
     let mut child = command
         .args(["serve", "--bind", "127.0.0.1:0"])
@@ -190,7 +196,7 @@ pub fn serve_with(mut command: Command) -> (Served, String) {
     BufReader::new(out)
         .read_line(&mut line)
         .expect("a first line");
-    (Served(child), address_in(&line))
+    (child, address_in(&line))
 }
 
 /// The `http://…` address in a line a server printed.
