@@ -268,6 +268,29 @@ pub struct ScheduleBody {
     pub checked_at: DateTime<Utc>,
 }
 
+/// An incremental step's watermark: the largest value of its field that
+/// a complete walk read.
+#[derive(Serialize, ToSchema)]
+pub struct WatermarkBody {
+    pub workflow: String,
+    pub step: String,
+    /// As the API wrote it; the next walk asks from it less the step's lag.
+    #[schema(value_type = Object)]
+    pub value: serde_json::Value,
+    /// `time` or `number`.
+    pub scale: String,
+    /// Rows read at `value` whose keys are kept for `dedupe_by`.
+    pub keys_at_value: usize,
+    /// The run whose walk moved it here.
+    pub run_id: String,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct WatermarkList {
+    pub watermarks: Vec<WatermarkBody>,
+}
+
 /// A schedule's pause.
 #[derive(Serialize, ToSchema)]
 pub struct PauseBody {

@@ -17,7 +17,8 @@
 //! - `upload`, `provider_rules`, [`secrets`]: what a push is checked
 //!   against (documents, where providers may point, the team's secrets).
 //! - `launch`: the API's side of starting, rerunning and cancelling runs.
-//! - `workflows`, `runs`, `events`, `schedules`, `metrics`: the handlers.
+//! - `workflows`, `runs`, `events`, `schedules`, `watermarks` (`/v1/state`),
+//!   `metrics`: the handlers.
 //! - `routes`: the one route table and the OpenAPI document
 //!   ([`router`], [`openapi`]); [`ui`]: the web UI beside it.
 //! - `serve`: [`serve()`], the API and the runner's work until stopped.
@@ -39,6 +40,7 @@ mod serve;
 mod state;
 pub mod ui;
 mod upload;
+mod watermarks;
 mod workflows;
 
 pub use auth::{create_token, new_team_id, token_hash, NewToken, TOKEN_PREFIX};

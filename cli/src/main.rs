@@ -12,7 +12,8 @@
 //! - a server and its clients: [`serve_cmd`] (`serve`, `worker`),
 //!   [`remote_cmd`] and [`client`] (workflows, trigger, runs over HTTP),
 //!   [`team_cmd`] (teams, tokens), [`secrets_cmd`], [`db_cmd`] (migrate,
-//!   runs and cache on a store);
+//!   runs and cache on a store), [`schedules_cmd`], [`state_cmd`]
+//!   (incremental steps' watermarks, local or a server's);
 //! - agents: [`mcp_cmd`] (`dragnet mcp`, `agent-token`);
 //! - the edges: [`failure`] (errors and exit codes), [`out`] (where output
 //!   goes), [`telemetry`] (logs and traces).
@@ -41,6 +42,7 @@ mod secrets_cmd;
 mod serve_cmd;
 mod services;
 mod shop_cmd;
+mod state_cmd;
 mod team_cmd;
 mod telemetry;
 mod tools_cmd;
@@ -121,6 +123,9 @@ enum Command {
     /// A server's schedules of your team: list, pause with a reason, resume.
     #[command(subcommand)]
     Schedules(schedules_cmd::SchedulesCommand),
+    /// Incremental steps' watermarks (local, or a server's with --server): list, show, reset.
+    #[command(subcommand)]
+    State(state_cmd::StateCommand),
     /// Serve agents' tools over MCP (stdio or streamable HTTP), with the loop layer.
     Mcp(mcp_cmd::McpArgs),
     /// Sign a caller's token for `dragnet mcp --http`.
@@ -183,6 +188,7 @@ fn main() -> ExitCode {
             Command::Workflows(c) => remote_cmd::workflows(&config()?, c, out).await,
             Command::Trigger(args) => remote_cmd::trigger(&config()?, *args, out).await,
             Command::Schedules(c) => schedules_cmd::schedules(&config()?, c, out).await,
+            Command::State(c) => state_cmd::state(&config()?, c, out).await,
             Command::Mcp(args) => mcp_cmd::mcp(&config()?, args, &agent_file).await,
             Command::AgentToken(args) => mcp_cmd::agent_token(args, &agent_file, out).await,
         }
@@ -215,6 +221,8 @@ impl Command {
             | Command::Runs(db_cmd::RunsCommand::Show { json, .. })
             | Command::Workflows(remote_cmd::WorkflowsCommand::List { json, .. })
             | Command::Schedules(schedules_cmd::SchedulesCommand::List { json, .. })
+            | Command::State(state_cmd::StateCommand::List { json, .. })
+            | Command::State(state_cmd::StateCommand::Show { json, .. })
             | Command::Cache(db_cmd::CacheCommand::List { json }) => *json,
             Command::Cache(db_cmd::CacheCommand::Purge(_))
             | Command::Shop(_)
@@ -230,6 +238,7 @@ impl Command {
             | Command::Workflows(remote_cmd::WorkflowsCommand::Push { .. })
             | Command::Trigger(_)
             | Command::Schedules(_)
+            | Command::State(_)
             | Command::Mcp(_)
             | Command::AgentToken(_) => false,
         }

@@ -161,6 +161,9 @@ pub fn print_summary(record: &RunRecord, out: &mut Out) -> io::Result<()> {
             if !v.complete {
                 writeln!(out, "  {}: {}", s.id, v.note)?;
             }
+            if let Some(inc) = &v.incremental {
+                writeln!(out, "  {}: {}", s.id, inc.describe(v.complete))?;
+            }
         }
     }
     let leaves: Vec<&StepRecord> = record

@@ -9,7 +9,9 @@ use anyhow::{Context, Result};
 use dragnet_core::clock::{Clock, SystemClock};
 use dragnet_core::ports::cache::CacheMode;
 use dragnet_engine::run::RunCache;
-use dragnet_store::{hostname, pid_alive, spawn_store_sweeper, Db, ObserverOptions, StoreObserver};
+use dragnet_store::{
+    hostname, pid_alive, spawn_store_sweeper, Db, ObserverOptions, StoreObserver, TeamWatermarks,
+};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -70,12 +72,24 @@ impl Services {
         })
     }
 
-    /// An observer that writes the run as it progresses.
+    /// Incremental steps' watermarks in the local store (no team).
+    pub fn watermarks(&self) -> TeamWatermarks {
+        TeamWatermarks {
+            watermarks: self.db.watermarks(),
+            team_id: String::new(),
+        }
+    }
+
+    /// An observer that writes the run as it progresses, moving its
+    /// incremental steps' watermarks as their records land.
     pub fn store_observer(&self) -> Arc<StoreObserver> {
         Arc::new(StoreObserver::start(
             self.db.runs(),
             self.clock.clone(),
-            ObserverOptions::default(),
+            ObserverOptions {
+                watermarks: Some(self.watermarks()),
+                ..ObserverOptions::default()
+            },
             &self.tracker,
             self.cancel.child_token(),
         ))

@@ -133,6 +133,7 @@ pub async fn run_with_display(
 ) -> Result<RunRecord> {
     let cancel = services.cancel.child_token();
     options.cancel = cancel.clone();
+    options.watermarks = Some(Arc::new(services.watermarks()));
     let watcher = tokio::spawn({
         let cancel = cancel.clone();
         async move {

@@ -16,7 +16,43 @@
 use std::cmp::Ordering;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
+use dragnet_core::ports::{BoxFuture, Error as PortError};
 use serde_json::Value;
+
+/// A stored watermark: the highest value of a step's field a complete
+/// walk read, with the keys of the rows read at it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredWatermark {
+    /// As the API wrote it.
+    pub value: Value,
+    pub scale: Scale,
+    /// The keys of the rows read at `value` (for `dedupe_by`), sorted.
+    pub row_keys: Vec<String>,
+    /// The run that moved it there.
+    pub run_id: String,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Where a run reads its steps' watermarks: its team's on a server, the
+/// local store's for `dragnet run`.
+pub trait WatermarkSource: Send + Sync {
+    /// The watermark of `workflow`'s step `step`, if a walk set one.
+    fn watermark<'a>(
+        &'a self,
+        workflow: &'a str,
+        step: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoredWatermark>, PortError>>;
+}
+
+/// A complete incremental walk's new watermark. It travels with the
+/// step's record and is stored only after that record is (so a run whose
+/// rows were never written does not move it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WatermarkMove {
+    pub workflow: String,
+    pub step: String,
+    pub to: StoredWatermark,
+}
 
 /// How a step's watermark values compare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,7 +13,9 @@ use dragnet_engine::run::{
     StepType,
 };
 use dragnet_engine::workflow::model::Workflow;
-use dragnet_store::{Fencing, Lease, ObserverOptions, RunOwner, RunPages, StoreObserver};
+use dragnet_store::{
+    Fencing, Lease, ObserverOptions, RunOwner, RunPages, StoreObserver, TeamWatermarks,
+};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -87,6 +89,14 @@ pub struct Launch<'a> {
     pub lease: Lease,
 }
 
+/// Team `team_id`'s watermarks, as its runs read and move them.
+fn team_watermarks(launcher: &Launcher, team_id: &str) -> TeamWatermarks {
+    TeamWatermarks {
+        watermarks: launcher.db().watermarks(),
+        team_id: team_id.to_string(),
+    }
+}
+
 /// Runs a run whose row is written as a tracked task; returns at once.
 pub fn spawn_run(
     launcher: &Launcher,
@@ -136,6 +146,7 @@ pub fn spawn_run(
         // Only the programs the operator declared are started.
         mcp_servers: config.mcp_servers.clone(),
         mcp_commands: false,
+        watermarks: Some(Arc::new(team_watermarks(launcher, team_id))),
         ..RunOptions::default()
     };
     let launcher = launcher.clone();
@@ -155,6 +166,7 @@ pub fn spawn_run(
                 lost: lost.clone(),
                 cancel_requested,
             }),
+            watermarks: Some(team_watermarks(&launcher, team_id)),
             ..ObserverOptions::default()
         },
         launcher.tracker(),

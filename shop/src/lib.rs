@@ -29,7 +29,8 @@
 //! (`X-Shop-Session` value, token, page).
 //!
 //! Sizes above a documented maximum are clamped to it; values under a minimum, or of the
-//! wrong type, are a 400 `{"error": "..."}`. `GET /_admin/requests` returns the request log
+//! wrong type, are a 400 `{"error": "..."}`. `/tickets` changes while the shop runs
+//! (`PUT /tickets/{id}`; see the `tickets` module), the upstream of incremental walks. `GET /_admin/requests` returns the request log
 //! and `DELETE /_admin/requests` clears it; neither is in the OpenAPI document or the log.
 
 mod cursors;
@@ -44,6 +45,7 @@ mod rate;
 mod resources;
 mod routes;
 mod state;
+mod tickets;
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -78,32 +78,42 @@ impl QueryParams {
     /// (`YYYY-MM-DDTHH:MM:SS`, optional fraction, `Z`), as its first 19
     /// characters, which order like the times they name.
     pub(crate) fn created_since(&self) -> Result<Option<String>, ShopError> {
-        let Some(text) = self.get("created_since") else {
+        self.utc_since("created_since")
+    }
+
+    /// An optional UTC time filter named `name`, read as `created_since` is.
+    pub(crate) fn utc_since(&self, name: &str) -> Result<Option<String>, ShopError> {
+        let Some(text) = self.get(name) else {
             return Ok(None);
         };
-        let t = text.trim();
-        let bytes = t.as_bytes();
-        let shaped = bytes.len() >= 20
-            && t.ends_with('Z')
-            && bytes[..19].iter().enumerate().all(|(i, b)| match i {
-                4 | 7 => *b == b'-',
-                10 => *b == b'T',
-                13 | 16 => *b == b':',
-                _ => b.is_ascii_digit(),
-            })
-            && (bytes.len() == 20 || bytes[19] == b'.');
-        match shaped {
-            true => Ok(Some(t[..19].to_string())),
-            false => Err(ShopError::bad(format!(
-                "`created_since` must be a UTC time like 2026-01-01T00:00:00Z, got `{text}`"
-            ))),
-        }
+        utc_time(text).map(|t| Some(t.to_string())).ok_or_else(|| {
+            ShopError::bad(format!(
+                "`{name}` must be a UTC time like 2026-01-01T00:00:00Z, got `{text}`"
+            ))
+        })
     }
 
     /// The optional `status` filter.
     pub(crate) fn status(&self) -> Result<Option<OrderStatus>, ShopError> {
         self.get("status").map(parse_status).transpose()
     }
+}
+
+/// A UTC time (`YYYY-MM-DDTHH:MM:SS`, optional fraction, `Z`) as its
+/// first 19 characters, which order like the times they name.
+pub(crate) fn utc_time(text: &str) -> Option<&str> {
+    let t = text.trim();
+    let bytes = t.as_bytes();
+    let shaped = bytes.len() >= 20
+        && t.ends_with('Z')
+        && bytes[..19].iter().enumerate().all(|(i, b)| match i {
+            4 | 7 => *b == b'-',
+            10 => *b == b'T',
+            13 | 16 => *b == b':',
+            _ => b.is_ascii_digit(),
+        })
+        && (bytes.len() == 20 || bytes[19] == b'.');
+    shaped.then(|| &t[..19])
 }
 
 /// Parses a decimal integer, naming the input in the error.

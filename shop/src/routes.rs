@@ -24,6 +24,7 @@ use crate::params::{
 };
 use crate::resources;
 use crate::state::Shared;
+use crate::tickets;
 
 const PAGE: Bounds = Bounds::new(1, 1, None);
 const PER_PAGE: Bounds = Bounds::new(25, 1, Some(100));
@@ -49,6 +50,12 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/drf/customers", get(drf::list_customers))
         .route("/odata/orders", get(list_orders_odata))
         .route("/events", get(list_events))
+        .route("/tickets", get(tickets::list))
+        .route("/tickets/{ticket_id}", axum::routing::put(tickets::put))
+        .route(
+            "/_admin/tickets/outage",
+            post(tickets::start_outage).delete(tickets::end_outage),
+        )
         .route("/stripe/customers", get(cursors::stripe))
         .route("/github/customers", get(cursors::github))
         .route("/twilio/customers", get(cursors::twilio))
@@ -93,7 +100,7 @@ pub(crate) fn orders(
 }
 
 /// `{"data": [...], "meta": {"total", "page", "per_page"}}`.
-fn page_envelope(per_page: u64) -> impl Fn(Option<Vec<Value>>, &Served) -> Value {
+pub(crate) fn page_envelope(per_page: u64) -> impl Fn(Option<Vec<Value>>, &Served) -> Value {
     move |items, served| {
         let mut meta = Map::new();
         if let Some(total) = served.total {

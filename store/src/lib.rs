@@ -66,7 +66,7 @@ mod teams;
 mod wakeups;
 mod watermarks;
 pub use wakeups::Wakeups;
-pub use watermarks::{StoredWatermark, WatermarkKey, Watermarks};
+pub use watermarks::{StoredWatermark, TeamWatermarks, WatermarkKey, Watermarks};
 mod workflows;
 mod writer;
 

@@ -36,6 +36,9 @@ pub struct ObserverOptions {
     /// The lease the run is executed under (server runs): every write is
     /// fenced by it, and heartbeats renew it.
     pub fencing: Option<Fencing>,
+    /// Where incremental steps' watermarks move once their records land
+    /// (the run's team's); none moves nothing.
+    pub watermarks: Option<crate::watermarks::TeamWatermarks>,
 }
 
 /// A run's lease, as its writer uses it.
@@ -61,6 +64,7 @@ impl Default for ObserverOptions {
             grace: Duration::from_secs(5),
             owner: RunOwner::this_process(),
             fencing: None,
+            watermarks: None,
         }
     }
 }

@@ -5,14 +5,15 @@
 //! read at that value and the run that moved it. A watermark only moves
 //! forward: a walk that started from an older one and ends after a newer
 //! one was stored leaves the newer one (a walk that reaches the same value
-//! adds its keys). Steps do not move watermarks yet: this is the table and
-//! its rules.
+//! adds its keys). A run reads them through [`TeamWatermarks`] (a
+//! `WatermarkSource`), and its store writer moves them once the step
+//! record that carries the move has landed.
 
 use std::cmp::Ordering;
 
-use chrono::{DateTime, Utc};
-use dragnet_engine::watermark::{Scale, Watermark};
-use serde_json::Value;
+use dragnet_core::ports::{BoxFuture, Error as PortError};
+pub use dragnet_engine::watermark::StoredWatermark;
+use dragnet_engine::watermark::{Scale, Watermark, WatermarkMove, WatermarkSource};
 
 use crate::db::{col, handle, with_pool, BeginWrite, OnDb, Stamp};
 use crate::error::{Error, Result};
@@ -28,18 +29,6 @@ pub struct WatermarkKey<'a> {
     pub team_id: &'a str,
     pub workflow: &'a str,
     pub step: &'a str,
-}
-
-/// A stored watermark.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredWatermark {
-    /// As the API wrote it.
-    pub value: Value,
-    pub scale: Scale,
-    /// The keys of the rows read at `value` (for `dedupe_by`), sorted.
-    pub row_keys: Vec<String>,
-    pub run_id: String,
-    pub updated_at: DateTime<Utc>,
 }
 
 const GET: &str = "SELECT workflow, step, value, scale, row_keys, run_id, updated_at \
@@ -198,6 +187,47 @@ fn order(stored: &StoredWatermark, to: &StoredWatermark) -> Option<Ordering> {
     let old = Watermark::read(&stored.value, stored.scale).ok()?;
     let new = Watermark::read(&to.value, to.scale).ok()?;
     Some(old.mark.compare(&new.mark))
+}
+
+/// One team's watermarks (the empty team locally), as a run reads and
+/// its writer moves them.
+#[derive(Debug, Clone)]
+pub struct TeamWatermarks {
+    pub watermarks: Watermarks,
+    pub team_id: String,
+}
+
+impl TeamWatermarks {
+    /// Stores `to` as its step's watermark (if it is ahead); false when the
+    /// stored one stayed.
+    pub async fn apply(&self, to: &WatermarkMove) -> Result<bool> {
+        let key = WatermarkKey {
+            team_id: &self.team_id,
+            workflow: &to.workflow,
+            step: &to.step,
+        };
+        self.watermarks.advance(key, &to.to).await
+    }
+}
+
+impl WatermarkSource for TeamWatermarks {
+    fn watermark<'a>(
+        &'a self,
+        workflow: &'a str,
+        step: &'a str,
+    ) -> BoxFuture<'a, std::result::Result<Option<StoredWatermark>, PortError>> {
+        Box::pin(async move {
+            let key = WatermarkKey {
+                team_id: &self.team_id,
+                workflow,
+                step,
+            };
+            self.watermarks.watermark(key).await.map_err(|e| {
+                let transient = e.is_transient();
+                PortError::store(e, transient)
+            })
+        })
+    }
 }
 
 /// The handle on this area (the store's areas each own their tables).

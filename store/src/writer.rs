@@ -214,6 +214,34 @@ impl Writer {
         let run_id = cur.record.run_id.clone();
         self.settle(&run_id, "step_finished", written);
         done.clear();
+        self.move_watermarks().await;
+    }
+
+    /// Stores the watermarks that steps whose records landed carry: each
+    /// move is taken from its record once. A move that fails is logged;
+    /// the step's next walk reads the same window again.
+    async fn move_watermarks(&mut self) {
+        let Some(target) = self.options.watermarks.clone() else {
+            return;
+        };
+        let Some(cur) = self.current.as_mut() else {
+            return;
+        };
+        let run_id = cur.record.run_id.clone();
+        let moves: Vec<_> = cur
+            .record
+            .steps
+            .iter_mut()
+            .zip(&cur.step_written)
+            .filter(|(_, written)| **written)
+            .filter_map(|(step, _)| step.watermark.take())
+            .collect();
+        for to in moves {
+            if let Err(error) = target.apply(&to).await {
+                tracing::warn!(run_id = %run_id, step_id = %to.step, %error,
+                    "the step's watermark could not be moved: its next walk reads the same window again");
+            }
+        }
     }
 
     fn in_progress(&self) -> bool {
@@ -329,6 +357,9 @@ impl Writer {
         }
         let (run_id, landed) = (cur.record.run_id.clone(), cur.row_written);
         self.settle(&run_id, "run_started", written);
+        if landed {
+            self.move_watermarks().await;
+        }
         landed
     }
 
@@ -350,6 +381,7 @@ impl Writer {
         }
         let run_id = cur.record.run_id.clone();
         self.settle(&run_id, "step_finished", written);
+        self.move_watermarks().await;
     }
 
     async fn finish(&mut self, record: RunRecord) {

@@ -203,6 +203,7 @@ async fn leased_writer(
                 lost: lost.clone(),
                 cancel_requested: CancellationToken::new(),
             }),
+            watermarks: None,
         },
         &TaskTracker::new(),
         CancellationToken::new(),

@@ -68,6 +68,7 @@ fn step(id: &str, output: &str, at: DateTime<Utc>) -> anyhow::Result<StepRecord>
         upstream_errors: 0,
         throttled: 0,
         no_collection: false,
+        incremental: None,
     });
     step.output = Some(dragnet_core::Document::parse(output.to_string())?);
     Ok(step)

@@ -77,6 +77,7 @@ fn finished_fetch(at: DateTime<Utc>) -> StepRecord {
         upstream_errors: 0,
         throttled: 0,
         no_collection: false,
+        incremental: None,
     });
     let output = r#"{"data":[{"id":1},{"id":2}],"_loop":{"complete":false,"requests":20}}"#;
     step.output = Some(dragnet_core::Document::parse(output.into()).expect("valid JSON"));
@@ -95,6 +96,7 @@ fn observer(
         grace: Duration::from_secs(5),
         owner: owner(),
         fencing: None,
+        watermarks: None,
     };
     StoreObserver::start(db.runs(), clock, options, tracker, cancel)
 }

@@ -392,6 +392,7 @@ async fn a_final_write_refused_for_good_is_tried_once(db: Db) -> Result<()> {
             grace: Duration::from_secs(5),
             owner: RunOwner::this_process(),
             fencing: None,
+            watermarks: None,
         },
         &TaskTracker::new(),
         CancellationToken::new(),

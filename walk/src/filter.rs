@@ -220,8 +220,9 @@ pub fn test(op: Op, found: Option<&Value>, value: &Value) -> bool {
     }
 }
 
-/// The value at a dot-path; through arrays, the values of every element.
-fn lookup<T: JsonText + ?Sized>(raw: &T, path: &[String]) -> Option<Value> {
+/// The value at a dot-path of `raw`, if there is one; through arrays, the
+/// values of every element.
+pub fn lookup<T: JsonText + ?Sized>(raw: &T, path: &[String]) -> Option<Value> {
     let Some((head, rest)) = path.split_first() else {
         return Some(json::leaf(raw));
     };

@@ -107,10 +107,20 @@ impl LoopResult {
     /// The workflow rendering as a `Document` (a step's output): written
     /// from checked parts, so not parsed again.
     pub fn workflow_document(&self) -> Document {
-        Document::written(self.render_workflow())
+        self.workflow_document_with(None)
+    }
+
+    /// As [`LoopResult::workflow_document`], with one more key in `_loop`
+    /// after the verdict's (an incremental step's window).
+    pub fn workflow_document_with(&self, in_loop: Option<&(&str, Value)>) -> Document {
+        Document::written(self.render_workflow_with(in_loop))
     }
 
     pub fn render_workflow(&self) -> String {
+        self.render_workflow_with(None)
+    }
+
+    fn render_workflow_with(&self, in_loop: Option<&(&str, Value)>) -> String {
         let v = &self.verdict;
         // `_loop` is written directly: it is on every workflow step's path.
         let note = self.note_with(WORKFLOW_REFRESH_ADVICE);
@@ -140,6 +150,12 @@ impl LoopResult {
                 })
                 .to_string(),
             );
+        }
+        if let Some((key, value)) = in_loop {
+            verdict.push(',');
+            json::write_str(&mut verdict, key);
+            verdict.push(':');
+            verdict.push_str(&value.to_string());
         }
         verdict.push('}');
         let reports = self.reports();

@@ -513,6 +513,10 @@ async fn run_page(
                                         (verdict_badge(v))
                                     }
                                     " " (v.note)
+                                    @if let Some(inc) = &v.incremental {
+                                        br;
+                                        span.incremental { (inc.describe(v.complete)) }
+                                    }
                                 }
                                 None => (s.reason.as_deref().unwrap_or_default()),
                             }

@@ -70,6 +70,8 @@ pub async fn run(
     };
     let shared = Arc::new(Shared {
         workflow: workflow.clone(),
+        run_id: record.run_id.clone(),
+        watermarks: options.watermarks.clone(),
         upstreams,
         calls: CallContext {
             limits: options.limits.clone(),

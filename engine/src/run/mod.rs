@@ -5,6 +5,7 @@
 
 mod branch;
 mod executor;
+pub mod incremental;
 mod inputs;
 mod log;
 pub mod record;
@@ -32,7 +33,9 @@ use tokio_util::sync::CancellationToken;
 pub use executor::{new_run_id, run};
 pub use inputs::{parse_input_pairs, resolve_inputs};
 pub use log::{LogFuture, RunLog, RunLogError, RunSummary};
-pub use record::{RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict};
+pub use record::{
+    IncrementalReport, RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict,
+};
 pub use runner::{CallFuture, CallTarget, LoopLayer, ToolRunner};
 pub use step_error::{InputError, ProviderError, StepError};
 pub use trigger::{RunTrigger, TriggerKind};
@@ -90,6 +93,11 @@ pub struct RunOptions {
     /// starts what its file says; a server's run never does (a team may
     /// not start programs on the server).
     pub mcp_commands: bool,
+    /// Where incremental steps read their watermarks (a server's team's,
+    /// the local store's); none starts every incremental step at its
+    /// `initial`. The moves themselves travel with the step records to
+    /// whoever stores them.
+    pub watermarks: Option<Arc<dyn crate::watermark::WatermarkSource>>,
 }
 
 /// `$.trigger` of a run nobody scheduled (`kind`: `manual` from the CLI,
@@ -152,6 +160,7 @@ impl Default for RunOptions {
             hosts: None,
             mcp_servers: Arc::default(),
             mcp_commands: true,
+            watermarks: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 use dragnet_core::Document;
 use std::fmt;
 
+use crate::watermark::WatermarkMove;
 use chrono::{DateTime, Utc};
 use dragnet_core::StopReason;
 use serde::{Deserialize, Serialize};
@@ -128,6 +129,59 @@ pub struct StepVerdict {
     /// whole): nothing was walked, so there are no walk counters to show.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_collection: bool,
+    /// An incremental step's window and whether it moved its watermark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incremental: Option<IncrementalReport>,
+}
+
+/// What an incremental step did with its watermark, as in its
+/// `_loop.incremental`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IncrementalReport {
+    /// The watermark the walk started from (the stored one, or `initial`).
+    pub from: Value,
+    /// What the walk passed in its `param`: `from` less the lag.
+    pub asked: Value,
+    /// The watermark after the walk: the largest value read when the walk
+    /// moved it, `from` when it did not.
+    pub to: Value,
+    /// Whether the walk moves the stored watermark (only a complete walk
+    /// that read something past `from` does).
+    pub advanced: bool,
+    /// Rows dropped by `dedupe_by` (read at `from` by the last walk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deduped: Option<usize>,
+}
+
+impl IncrementalReport {
+    /// In words, for the run page and `runs show`; `complete` is the
+    /// walk's verdict.
+    pub fn describe(&self, complete: bool) -> String {
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let asked = match self.asked == self.from {
+            true => String::new(),
+            false => format!(" (asked from {})", text(&self.asked)),
+        };
+        let outcome = match (self.advanced, complete) {
+            (true, _) => format!("watermark moved to {}", text(&self.to)),
+            (false, true) => "watermark stays: nothing newer was read".to_string(),
+            (false, false) => {
+                "watermark stays: the walk was not complete, the next run reads this window again"
+                    .to_string()
+            }
+        };
+        let deduped = match self.deduped {
+            Some(n) if n > 0 => format!("; {n} rows read before dropped"),
+            _ => String::new(),
+        };
+        format!(
+            "incremental from {}{asked}: {outcome}{deduped}",
+            text(&self.from)
+        )
+    }
 }
 
 /// One step of a run.
@@ -151,6 +205,10 @@ pub struct StepRecord {
     /// kept as the raw JSON it was written as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<Document>,
+    /// An incremental step's new watermark, stored once this record is
+    /// (never serialized: it is the store's instruction, not the record).
+    #[serde(skip)]
+    pub watermark: Option<WatermarkMove>,
 }
 
 impl StepRecord {
@@ -166,6 +224,7 @@ impl StepRecord {
             attempts: 0,
             verdict: None,
             output: None,
+            watermark: None,
         }
     }
 
@@ -262,6 +321,7 @@ mod tests {
             upstream_errors: 0,
             throttled: 0,
             no_collection: false,
+            incremental: None,
         });
         step.output = Document::parse(r#"{"data":[1,2],"_loop":{}}"#.into()).ok();
         step

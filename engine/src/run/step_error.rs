@@ -41,6 +41,10 @@ pub enum StepError {
     /// The run was cancelled while the step ran.
     #[error("cancelled")]
     Cancelled,
+    /// An incremental step's watermark could not be read or its rows do not
+    /// carry it.
+    #[error(transparent)]
+    Incremental(#[from] super::incremental::IncrementalError),
 }
 
 /// A step's input or loop values, as resolved against the run.
@@ -156,6 +160,10 @@ impl StepError {
         match self {
             StepError::Upstream { retryable, .. } => *retryable,
             StepError::Timeout { .. } => true,
+            StepError::Incremental(super::incremental::IncrementalError::Read { source }) => {
+                source.is_transient()
+            }
+            StepError::Incremental(_) => false,
             StepError::Input(_)
             | StepError::Rejected(_)
             | StepError::Provider(_)

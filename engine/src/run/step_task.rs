@@ -18,12 +18,14 @@ use tokio::sync::Semaphore;
 use tokio::task;
 
 use super::branch::{decide, Decision};
+use super::incremental::{self, Shaping};
 use super::record::{StepRecord, StepStatus, StepType, StepVerdict};
 use super::runner::CallTarget;
 use super::step_error::{ProviderError, StepError};
 use super::tool_step::{self, CallContext};
 use super::upstreams::{StepUpstream, Upstreams};
 use crate::refs::Scope;
+use crate::watermark::{WatermarkMove, WatermarkSource};
 use crate::workflow::model::{Step, StepKind, StepTool, ToolStep, Workflow};
 
 /// What a finished step task reports back.
@@ -36,6 +38,9 @@ pub(super) struct Finished {
 /// Everything step tasks share.
 pub(super) struct Shared {
     pub(super) workflow: Arc<Workflow>,
+    pub(super) run_id: String,
+    /// Where incremental steps' watermarks are read.
+    pub(super) watermarks: Option<Arc<dyn WatermarkSource>>,
     pub(super) upstreams: Upstreams,
     pub(super) calls: CallContext,
     pub(super) semaphore: Semaphore,
@@ -184,10 +189,25 @@ async fn run_tool(
         }
     };
     let refresh = shared.calls.cache.as_ref().is_some_and(|c| c.refresh);
-    let prepared = match tool_step::prepare(t, scope, refresh) {
+    let mut prepared = match tool_step::prepare(t, scope, refresh) {
         Ok(p) => p,
         Err(e) => return fail(record, &e.into()),
     };
+    let window = match &t.looping.incremental {
+        None => None,
+        Some(spec) => {
+            let source = shared.watermarks.as_deref();
+            let workflow = &shared.workflow.name;
+            match incremental::open(spec, source, workflow, step.id.as_str()).await {
+                Ok(window) => {
+                    window.pass(spec, &mut prepared.0);
+                    Some(window)
+                }
+                Err(e) => return fail(record, &e.into()),
+            }
+        }
+    };
+    let shaping = (prepared.1.filter.clone(), prepared.1.fields.clone());
     let attempts = step.retry.map_or(1, |r| r.attempts.max(1));
     // Cloned only for attempts a retry may follow; the last one takes it.
     let mut prepared = Some(prepared);
@@ -209,7 +229,23 @@ async fn run_tool(
             None => call.await,
         };
         match outcome {
-            Ok(result) => {
+            Ok(mut result) => {
+                let cancelled = tool_step::was_cancelled(&result);
+                let settled = match (&t.looping.incremental, &window) {
+                    (Some(spec), Some(window)) => {
+                        let shape = Shaping {
+                            filter: &shaping.0,
+                            fields: shaping.1.as_ref(),
+                        };
+                        let complete = result.verdict.complete && !cancelled;
+                        let now = (shared.run_id.as_str(), shared.calls.clock.now());
+                        match incremental::settle(spec, window, &mut result, shape, complete, now) {
+                            Ok(settled) => Some(settled),
+                            Err(e) => return fail(record, &e.into()),
+                        }
+                    }
+                    _ => None,
+                };
                 let v = &result.verdict;
                 record.verdict = Some(StepVerdict {
                     complete: v.complete,
@@ -224,9 +260,16 @@ async fn run_tool(
                     upstream_errors: result.stats.upstream_errors,
                     throttled: result.stats.throttled,
                     no_collection: matches!(result.payload, Payload::Single(_)),
+                    incremental: settled.as_ref().map(|s| s.report.clone()),
                 });
-                record.output = Some(result.workflow_document());
-                record.status = if tool_step::was_cancelled(&result) {
+                let in_loop = settled.as_ref().map(|s| report_json(&s.report));
+                record.output = Some(result.workflow_document_with(in_loop.as_ref()));
+                record.watermark = settled.and_then(|s| s.moved).map(|to| WatermarkMove {
+                    workflow: shared.workflow.name.clone(),
+                    step: step.id.as_str().to_string(),
+                    to,
+                });
+                record.status = if cancelled {
                     StepStatus::Cancelled
                 } else {
                     StepStatus::Succeeded
@@ -254,6 +297,12 @@ async fn run_tool(
             }
         }
     }
+}
+
+/// `_loop.incremental` of a step's output.
+fn report_json(report: &super::record::IncrementalReport) -> (&'static str, Value) {
+    let value = serde_json::to_value(report).unwrap_or(Value::Null);
+    ("incremental", value)
 }
 
 fn fail(record: &mut StepRecord, error: &StepError) {

@@ -226,6 +226,36 @@ pub struct LoopFile {
     /// a scheduled run's fixed arguments would otherwise always hit).
     #[serde(default)]
     pub cache: Option<CacheFile>,
+    /// Walk only what changed since the last complete walk: the step passes
+    /// its watermark (less `lag`) in `param` and keeps the largest `field`
+    /// it read, moved only by a complete walk.
+    #[serde(default)]
+    pub incremental: Option<IncrementalFile>,
+}
+
+/// A step's incremental walk (`loop.incremental`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IncrementalFile {
+    /// Dot-path of the rows' change marker, e.g. `updated_at`.
+    pub field: String,
+    /// The tool argument the walk passes its starting value in, e.g.
+    /// `updated_since`.
+    pub param: String,
+    /// Where the first walk starts. A string (RFC 3339, with or without an
+    /// offset, or a date) compares values as times, and epoch seconds or
+    /// milliseconds are read as times too; a number compares them as
+    /// numbers.
+    pub initial: Value,
+    /// How far before the watermark the next walk asks from, so rows
+    /// committed late are read: a duration (`30s`, `5m`, `2h`) on the time
+    /// scale, a number on the numeric one. None by default.
+    #[serde(default)]
+    pub lag: Option<Value>,
+    /// Dot-path of a row's key: a row at the watermark's own value whose
+    /// key the last walk read there is dropped (read again, not new).
+    #[serde(default)]
+    pub dedupe_by: Option<String>,
 }
 
 /// A step's cache setting.

@@ -137,6 +137,10 @@ pub fn compile(
                 .to_string(),
         );
     }
+    let incremental = file
+        .incremental
+        .as_ref()
+        .and_then(|inc| super::incremental::compile(cx, lc, file, inc, tool.map(|t| t.tool)));
     (cx.count() == before).then(|| LoopSpec {
         all_pages: file.all_pages,
         fields,
@@ -144,6 +148,7 @@ pub fn compile(
         filter,
         items_path,
         cache,
+        incremental,
     })
 }
 

@@ -12,6 +12,7 @@ mod compile;
 pub mod documents;
 pub mod file;
 mod graph;
+mod incremental;
 mod looping;
 mod providers;
 mod schema;

@@ -203,6 +203,24 @@ pub struct LoopSpec {
     pub items_path: Option<Vec<String>>,
     /// The step opted in to the cache.
     pub cache: Option<StepCache>,
+    /// The step walks only what changed since its last complete walk.
+    pub incremental: Option<IncrementalSpec>,
+}
+
+/// A step's incremental walk, validated (`loop.incremental`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncrementalSpec {
+    /// The rows' change marker, as a dot-path.
+    pub field: Vec<String>,
+    /// The tool argument the starting value goes in.
+    pub param: String,
+    /// How values compare, from `initial`.
+    pub scale: crate::watermark::Scale,
+    /// Where the first walk starts.
+    pub initial: serde_json::Value,
+    pub lag: Option<crate::watermark::Lag>,
+    /// A row's key, as a dot-path.
+    pub dedupe_by: Option<Vec<String>>,
 }
 
 /// A step's cache opt-in.

@@ -216,12 +216,14 @@ fn tool_step(
         _ => Some(LoopSpec::default()),
     };
     if let Some(t) = &found {
-        let key = file
-            .looping
-            .as_ref()
+        let looping = file.looping.as_ref();
+        let key = looping
             .and_then(|l| l.for_each.as_ref())
             .map(|f| f.key.as_str());
-        check_input(cx, c, qualified, t.tool, key);
+        let param = looping
+            .and_then(|l| l.incremental.as_ref())
+            .map(|i| i.param.trim());
+        check_input(cx, c, qualified, t.tool, key, param);
     }
     let Resolved::Found { provider, tool } = resolved else {
         return None;

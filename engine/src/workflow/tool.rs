@@ -113,10 +113,11 @@ pub fn check_input(
     qualified: &str,
     tool: &Tool,
     for_each_key: Option<&str>,
+    incremental_param: Option<&str>,
 ) {
     let input = step.key("input").filter(|i| !i.is_null());
     let arguments = tool.argument_names();
-    let mut given: Vec<&str> = for_each_key.into_iter().collect();
+    let mut given: Vec<&str> = for_each_key.into_iter().chain(incremental_param).collect();
     if let Some(input) = &input {
         match &input.node.value {
             NodeValue::Map(entries) if entries.len() == 1 && entries[0].key == "ref" => return,
@@ -133,6 +134,14 @@ pub fn check_input(
             }
         }
         for (key, pos, c) in input.entries() {
+            if incremental_param == Some(key) {
+                let message = format!(
+                    "`{key}` is passed by loop.incremental (the watermark less its lag); \
+                     remove it from `input`"
+                );
+                cx.at(pos, &c.path, message);
+                continue;
+            }
             given.push(key);
             if arguments.iter().any(|a| a == key) {
                 continue;

@@ -204,6 +204,7 @@ impl Runs {
                     attempts: attempts(col(s, "attempts")?)?,
                     verdict: json::<StepVerdict>(col(s, "verdict")?, "step verdict")?,
                     output,
+                    watermark: None,
                 });
             }
             Ok(Some(RunRecord {
