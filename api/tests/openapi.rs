@@ -16,7 +16,7 @@ use support::Api;
 dragnet_store::on_both_backends!(the_document_matches_the_routes);
 
 /// The endpoints, as the README's table lists them.
-const ENDPOINTS: [(&str, &str); 21] = [
+const ENDPOINTS: [(&str, &str); 24] = [
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/v1/openapi.json"),
@@ -35,6 +35,9 @@ const ENDPOINTS: [(&str, &str); 21] = [
     ("get", "/v1/schedules"),
     ("post", "/v1/schedules/{id}/pause"),
     ("post", "/v1/schedules/{id}/resume"),
+    ("get", "/v1/state"),
+    ("get", "/v1/state/{workflow}/{step}"),
+    ("delete", "/v1/state/{workflow}/{step}"),
     ("get", "/v1/secrets"),
     ("put", "/v1/secrets/{name}"),
     ("delete", "/v1/secrets/{name}"),

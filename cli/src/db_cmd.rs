@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use dragnet_engine::run::{RunLog, TriggerKind};
+use dragnet_engine::run::{IncrementalReport, RunLog, TriggerKind};
 
 use crate::client::{ApiClient, ServerFlags};
 use crate::config::Config;
@@ -199,6 +199,14 @@ fn print_run(run: &serde_json::Value, out: &mut Out) -> std::io::Result<()> {
         )?;
         if let Some(reason) = step.get("reason").and_then(|r| r.as_str()) {
             writeln!(out, "    {reason}")?;
+        }
+        let incremental = step.get("verdict").and_then(|v| {
+            let report: IncrementalReport =
+                serde_json::from_value(v.get("incremental")?.clone()).ok()?;
+            Some(report.describe(v["complete"] == true))
+        });
+        if let Some(line) = incremental {
+            writeln!(out, "    {line}")?;
         }
     }
     Ok(())

@@ -178,13 +178,13 @@ fn print_list(all: &[Value], json: bool, out: &mut Out) -> Result<()> {
     }
     writeln!(
         out,
-        "{:<28} {:<20} {:<30} {:<28} updated",
+        "{:<28} {:<20} {:<26} {:<32} updated",
         "workflow", "step", "watermark", "run"
     )?;
     for w in all {
         writeln!(
             out,
-            "{:<28} {:<20} {:<30} {:<28} {}",
+            "{:<28} {:<20} {:<26} {:<32} {}",
             w["workflow"].as_str().unwrap_or("?"),
             w["step"].as_str().unwrap_or("?"),
             value_text(&w["value"]),

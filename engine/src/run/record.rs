@@ -174,7 +174,8 @@ impl IncrementalReport {
             }
         };
         let deduped = match self.deduped {
-            Some(n) if n > 0 => format!("; {n} rows read before dropped"),
+            Some(1) => "; dropped 1 row read at it before".to_string(),
+            Some(n) if n > 1 => format!("; dropped {n} rows read at it before"),
             _ => String::new(),
         };
         format!(

@@ -87,6 +87,8 @@ fn the_openapi_document_declares_every_operation() {
         "listCustomersDrf",
         "searchOrders",
         "listEvents",
+        "listTickets",
+        "putTicket",
         "listStripeCustomers",
         "listLinkedCustomers",
         "listTwilioCustomers",

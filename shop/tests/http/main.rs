@@ -3,6 +3,7 @@
 mod faults;
 mod log_spec;
 mod shapes;
+mod tickets;
 
 use std::net::SocketAddr;
 
