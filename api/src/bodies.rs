@@ -268,6 +268,81 @@ pub struct ScheduleBody {
     pub checked_at: DateTime<Utc>,
 }
 
+/// A backfill: the runs of its workflow's ticks in a window.
+#[derive(Serialize, ToSchema)]
+pub struct BackfillBody {
+    pub backfill_id: String,
+    pub workflow: String,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    /// `oldest_first` or `newest_first`.
+    pub order: String,
+    /// Runs at a time.
+    pub concurrency: u32,
+    /// Whether ticks that had a complete run run again.
+    pub rerun: bool,
+    /// running | succeeded | partial | failed | cancelled
+    pub status: String,
+    /// `token:<id>` of who asked.
+    pub created_by: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub counts: BackfillCounts,
+    /// Every tick in start order (on `GET /v1/backfills/{id}` and when it
+    /// is made; not in the list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ticks: Option<Vec<BackfillTickBody>>,
+}
+
+/// How a backfill's ticks stand.
+#[derive(Serialize, ToSchema, Default)]
+pub struct BackfillCounts {
+    pub ticks: usize,
+    pub pending: usize,
+    /// Started, their runs queued or running.
+    pub running: usize,
+    pub succeeded: usize,
+    pub partial: usize,
+    pub failed: usize,
+    /// A complete run of the tick existed.
+    pub skipped: usize,
+    pub cancelled: usize,
+}
+
+/// One tick of a backfill.
+#[derive(Serialize, ToSchema)]
+pub struct BackfillTickBody {
+    pub scheduled_for: DateTime<Utc>,
+    pub schedule_id: String,
+    /// pending | started | skipped | cancelled
+    pub state: String,
+    pub run_id: Option<String>,
+    pub run_status: Option<String>,
+    pub reason: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct BackfillList {
+    pub backfills: Vec<BackfillBody>,
+}
+
+/// A backfill's dry run: the ticks it would run.
+#[derive(Serialize, ToSchema)]
+pub struct DryRunBody {
+    pub workflow: String,
+    pub ticks: Vec<PlannedTickBody>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct PlannedTickBody {
+    pub scheduled_for: DateTime<Utc>,
+    /// The same instant in its schedule's zone, with its offset.
+    pub local: String,
+    pub schedule_id: String,
+    /// A run of the tick that succeeded: skipped unless `rerun`.
+    pub complete_run: Option<String>,
+}
+
 /// An incremental step's watermark: the largest value of its field that
 /// a complete walk read.
 #[derive(Serialize, ToSchema)]

@@ -84,6 +84,10 @@ impl From<dragnet_runner::Error> for ApiError {
                 kind: "bad_schedule",
                 message: e.to_string(),
             },
+            R::BadBackfill { message } => ApiError::Rejected {
+                kind: "invalid_backfill",
+                message,
+            },
             R::ShuttingDown => ApiError::ShuttingDown,
             R::Store(e) => ApiError::Store(e),
             R::Engine(e) => ApiError::Engine(e),

@@ -17,7 +17,7 @@
 //! - `upload`, `provider_rules`, [`secrets`]: what a push is checked
 //!   against (documents, where providers may point, the team's secrets).
 //! - `launch`: the API's side of starting, rerunning and cancelling runs.
-//! - `workflows`, `runs`, `events`, `schedules`, `watermarks` (`/v1/state`),
+//! - `workflows`, `runs`, `events`, `schedules`, `backfills`, `watermarks` (`/v1/state`),
 //!   `metrics`: the handlers.
 //! - `routes`: the one route table and the OpenAPI document
 //!   ([`router`], [`openapi`]); [`ui`]: the web UI beside it.
@@ -25,6 +25,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+mod backfills;
 mod bodies;
 mod error;
 mod events;

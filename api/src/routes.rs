@@ -19,7 +19,7 @@ use utoipa_axum::routes;
 use crate::bodies::{ErrorBody, Health, Ready};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{events, runs, schedules, secrets, watermarks, workflows};
+use crate::{backfills, events, runs, schedules, secrets, watermarks, workflows};
 
 /// The routes and the document describing them.
 fn table() -> (Router<AppState>, OpenApi) {
@@ -40,6 +40,10 @@ fn table() -> (Router<AppState>, OpenApi) {
         .routes(routes!(schedules::list))
         .routes(routes!(schedules::pause))
         .routes(routes!(schedules::resume))
+        .routes(routes!(backfills::create))
+        .routes(routes!(backfills::list))
+        .routes(routes!(backfills::get))
+        .routes(routes!(backfills::cancel))
         .routes(routes!(watermarks::list))
         .routes(routes!(watermarks::get, watermarks::reset))
         .routes(routes!(secrets::list))

@@ -16,7 +16,7 @@ use support::Api;
 dragnet_store::on_both_backends!(the_document_matches_the_routes);
 
 /// The endpoints, as the README's table lists them.
-const ENDPOINTS: [(&str, &str); 24] = [
+const ENDPOINTS: [(&str, &str); 28] = [
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/v1/openapi.json"),
@@ -35,6 +35,10 @@ const ENDPOINTS: [(&str, &str); 24] = [
     ("get", "/v1/schedules"),
     ("post", "/v1/schedules/{id}/pause"),
     ("post", "/v1/schedules/{id}/resume"),
+    ("post", "/v1/workflows/{name}/backfills"),
+    ("get", "/v1/backfills"),
+    ("get", "/v1/backfills/{id}"),
+    ("post", "/v1/backfills/{id}/cancel"),
     ("get", "/v1/state"),
     ("get", "/v1/state/{workflow}/{step}"),
     ("delete", "/v1/state/{workflow}/{step}"),

@@ -223,6 +223,38 @@ impl CronTrigger {
         out
     }
 
+    /// The ticks in `[from, to]`, oldest first, by the rules above (a
+    /// backfill's window); `Err(limit)` when there are more than `limit`.
+    pub fn ticks_in(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<DateTime<Utc>>, usize> {
+        let mut out: Vec<DateTime<Utc>> = Vec::new();
+        let before = from - chrono::Duration::seconds(1);
+        // A wall time a day before `from` may fall after it (a repeated
+        // hour); one past `to` by a day ends the walk.
+        let start = wall(before, self.timezone) - chrono::Duration::days(1);
+        let end = wall(to, self.timezone) + chrono::Duration::days(1);
+        for w in self.schedule.after(&start) {
+            if w > end {
+                break;
+            }
+            let Some(t) = instant(w.naive_utc(), self.timezone) else {
+                continue;
+            };
+            if t < from || t > to || out.last().is_some_and(|last| t <= *last) {
+                continue;
+            }
+            if out.len() == limit {
+                return Err(limit);
+            }
+            out.push(t);
+        }
+        Ok(out)
+    }
+
     /// The ticks in `(after, until]`, oldest first: the most recent
     /// `MAX_CATCH_UP + 1` at most (one more than can fire, so a pass knows
     /// some were left out).
@@ -336,6 +368,49 @@ mod tests {
             overlap: Overlap::Skip,
             pause_after: PauseAfter::default(),
         }
+    }
+
+    #[test]
+    fn a_window_s_ticks_cross_both_daylight_saving_changes_once_each() {
+        let t = trigger("30 2 * * *", "Europe/Berlin", CatchUp::Last);
+        let spring = t
+            .ticks_in(utc("2026-03-28T00:00:00Z"), utc("2026-03-30T23:59:59Z"), 10)
+            .unwrap();
+        let spring: Vec<String> = spring.iter().map(|t| t.to_rfc3339()).collect();
+        // 02:30 CET; the gap: 03:00 CEST; 02:30 CEST.
+        assert_eq!(
+            spring,
+            [
+                "2026-03-28T01:30:00+00:00",
+                "2026-03-29T01:00:00+00:00",
+                "2026-03-30T00:30:00+00:00"
+            ]
+        );
+        let autumn = t
+            .ticks_in(utc("2026-10-24T00:00:00Z"), utc("2026-10-26T23:59:59Z"), 10)
+            .unwrap();
+        let autumn: Vec<String> = autumn.iter().map(|t| t.to_rfc3339()).collect();
+        // 02:30 CEST; the repeated hour once, the first time; 02:30 CET.
+        assert_eq!(
+            autumn,
+            [
+                "2026-10-24T00:30:00+00:00",
+                "2026-10-25T00:30:00+00:00",
+                "2026-10-26T01:30:00+00:00"
+            ]
+        );
+        // Both ends are inside; more than the limit is refused.
+        let hourly = trigger("0 * * * *", "UTC", CatchUp::Last);
+        let from = utc("2026-01-01T00:00:00Z");
+        assert_eq!(hourly.ticks_in(from, from, 5).unwrap(), vec![from]);
+        let day = hourly
+            .ticks_in(from, utc("2026-01-01T23:00:00Z"), 24)
+            .unwrap();
+        assert_eq!(day.len(), 24);
+        assert_eq!(
+            hourly.ticks_in(from, utc("2026-01-02T00:00:00Z"), 24),
+            Err(24)
+        );
     }
 
     #[test]

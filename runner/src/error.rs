@@ -45,6 +45,11 @@ pub enum Error {
         message: String,
     },
 
+    /// A backfill that cannot be made: its window, its concurrency, a
+    /// workflow without schedules.
+    #[error("{message}")]
+    BadBackfill { message: String },
+
     /// This process has stopped taking work.
     #[error("the server is shutting down")]
     ShuttingDown,

@@ -23,7 +23,8 @@
 //! - [`submit`]: run submission, built once ([`Launcher::submit`]).
 //! - [`requests`]: a team's start, rerun and cancel.
 //! - [`claimer`]: claim passes (queued runs nobody holds, expired leases).
-//! - [`scheduler`]: cron passes.
+//! - [`scheduler`]: cron passes; [`backfill`]: backfills of a window's
+//!   ticks, advanced by the same passes.
 //! - [`shutdown`]: [`work`], the scheduler and claim passes until stopped,
 //!   then the drain.
 //!
@@ -31,6 +32,7 @@
 //! a [`Launcher`], their own settings, a stop token and the tracker.
 #![forbid(unsafe_code)]
 
+pub mod backfill;
 pub mod claimer;
 pub mod compile;
 pub mod config;

@@ -36,6 +36,8 @@ pub struct PassReport {
     pub queued: usize,
     /// Schedules paused by their `pause_after`.
     pub paused: usize,
+    /// Runs started by backfills.
+    pub backfill_runs: Vec<String>,
 }
 
 /// The schedule id of a trigger: names the team, the workflow, the
@@ -116,6 +118,7 @@ pub async fn pass(launcher: &Launcher, config: &SchedulerConfig) -> Result<PassR
             tracing::error!(schedule = %schedule.schedule_id, %error, "a schedule's tick failed");
         }
     }
+    report.backfill_runs = crate::backfill::pass(launcher, now).await?;
     Ok(report)
 }
 

@@ -34,7 +34,10 @@
 //! - [`Leases`] ([`Db::leases`]): claiming, renewing and handing back
 //!   runs, cancel requests, and claimers' [`Wakeups`].
 //! - [`Watermarks`] ([`Db::watermarks`]): incremental walks' watermarks,
-//!   which only move forward (not yet moved by steps).
+//!   which only move forward, read by runs through [`TeamWatermarks`] and
+//!   moved by the [`StoreObserver`]'s writer once a step's record landed.
+//! - [`Backfills`] ([`Db::backfills`]): backfills of a workflow's ticks in
+//!   a window and the state of each tick.
 //!
 //! Tasks built on them: [`StoreObserver`] (its writer holds [`Runs`], and
 //! the [`Fencing`]'s [`Leases`] under a lease) and the sweepers
@@ -59,12 +62,14 @@ mod runs;
 mod schedules;
 mod secrets;
 pub use secrets::{open_secret, seal_secret, SecretInfo, Secrets};
+mod backfills;
 mod serving_lock;
 mod setup_lock;
 mod sweeper;
 mod teams;
 mod wakeups;
 mod watermarks;
+pub use backfills::{BackfillRow, BackfillTick, Backfills, NewBackfill};
 pub use wakeups::Wakeups;
 pub use watermarks::{StoredWatermark, TeamWatermarks, WatermarkKey, Watermarks};
 mod workflows;

@@ -26,6 +26,10 @@ pub fn line(trigger: Option<&RunTrigger>) -> Markup {
                     "by schedule " code { (t.schedule_id.as_deref().unwrap_or("-")) }
                     " for the tick of " (at(t.scheduled_for)) " (fired " (at(t.fired_at)) ")"
                 }
+                TriggerKind::Backfill => {
+                    "by a backfill of schedule " code { (t.schedule_id.as_deref().unwrap_or("-")) }
+                    " for the tick of " (at(t.scheduled_for)) " (started " (at(t.fired_at)) ")"
+                }
             }
             @if let Some(who) = &t.started_by {
                 " by " code { (who) }

@@ -19,14 +19,18 @@ pub enum TriggerKind {
     Schedule,
     /// Run again from an earlier run.
     Rerun,
+    /// A tick of a backfill (`dragnet backfill`, `POST
+    /// /v1/workflows/{name}/backfills`).
+    Backfill,
 }
 
 impl TriggerKind {
-    pub const ALL: [TriggerKind; 4] = [
+    pub const ALL: [TriggerKind; 5] = [
         TriggerKind::Manual,
         TriggerKind::Api,
         TriggerKind::Schedule,
         TriggerKind::Rerun,
+        TriggerKind::Backfill,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -35,6 +39,7 @@ impl TriggerKind {
             TriggerKind::Api => "api",
             TriggerKind::Schedule => "schedule",
             TriggerKind::Rerun => "rerun",
+            TriggerKind::Backfill => "backfill",
         }
     }
 
