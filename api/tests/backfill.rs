@@ -21,6 +21,7 @@ use support::Api;
 dragnet_store::on_both_backends!(
     a_backfill_runs_each_tick_once_within_its_concurrency,
     a_backfill_is_cancelled_as_a_whole_and_bad_ones_are_refused,
+    the_ui_lists_ticks_starts_a_backfill_and_cancels_it,
 );
 
 fn at(s: &str) -> DateTime<Utc> {
@@ -289,6 +290,135 @@ async fn a_backfill_is_cancelled_as_a_whole_and_bad_ones_are_refused(db: Db) -> 
         "{v}"
     );
     let (status, _) = backfill(&api, &t, "missing", body).await?;
+    ensure!(status == 404, "{status}");
+    api.stop().await
+}
+
+/// A browser that keeps redirects for the test to read.
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client")
+}
+
+/// Signs in with `token`: the session cookie.
+async fn sign_in(api: &Api, token: &str) -> Result<String> {
+    let answer = browser()
+        .post(format!("{}/ui/sign-in", api.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("token={token}"))
+        .send()
+        .await?;
+    let cookie = answer
+        .headers()
+        .get(reqwest::header::SET_COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .context("a session cookie")?;
+    Ok(cookie.to_string())
+}
+
+async fn page(api: &Api, path: &str, cookie: &str) -> Result<(u16, String)> {
+    let answer = browser()
+        .get(format!("{}{path}", api.base))
+        .header(reqwest::header::COOKIE, cookie)
+        .send()
+        .await?;
+    Ok((answer.status().as_u16(), answer.text().await?))
+}
+
+/// Posts a form: the status, where it sends the browser, the page.
+async fn post(api: &Api, path: &str, cookie: &str, form: &str) -> Result<(u16, String, String)> {
+    let answer = browser()
+        .post(format!("{}{path}", api.base))
+        .header(reqwest::header::COOKIE, cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form.to_string())
+        .send()
+        .await?;
+    let status = answer.status().as_u16();
+    let to = answer
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    Ok((status, to, answer.text().await?))
+}
+
+fn csrf_in(html: &str) -> Option<String> {
+    let at = html.find("name=\"csrf\" value=\"")? + "name=\"csrf\" value=\"".len();
+    Some(html[at..].split('"').next()?.to_string())
+}
+
+async fn the_ui_lists_ticks_starts_a_backfill_and_cancels_it(db: Db) -> Result<()> {
+    let clock = Arc::new(TestClock::new(at("2026-06-02T12:00:00Z")));
+    let api = Api::start_clocked(db, clock).await?;
+    let t = api.team("acme").await?;
+    let slow = api.slow_workflow("slow", 300, "triggers:\n  - cron: \"0 6 * * *\"");
+    let (status, v) = api.push(&t, "slow", &slow).await?;
+    ensure!(status.as_u16() == 201, "{status} {v}");
+    let cookie = sign_in(&api, &t).await?;
+    let (status, workflow) = page(&api, "/ui/workflows/slow", &cookie).await?;
+    ensure!(
+        status == 200 && workflow.contains("/ui/workflows/slow/backfill"),
+        "{workflow}"
+    );
+    let csrf = csrf_in(&workflow).context("a csrf value")?;
+    let window = "from=2026-05-01T00%3A00&to=2026-05-05T23%3A00&concurrency=1";
+
+    // "List ticks": five days, nothing started.
+    let form = format!("csrf={csrf}&{window}&dry_run=true");
+    let (status, _, listed) = post(&api, "/ui/workflows/slow/backfill", &cookie, &form).await?;
+    ensure!(
+        status == 200 && listed.contains("5 ticks"),
+        "{status} {listed}"
+    );
+    ensure!(listed.contains("2026-05-03 06:00 UTC"), "{listed}");
+    let (_, runs) = api.get("/v1/runs", &t).await?;
+    ensure!(runs["runs"] == json!([]), "{runs}");
+    // Without the session's CSRF value nothing happens.
+    let (status, _, _) = post(&api, "/ui/workflows/slow/backfill", &cookie, window).await?;
+    ensure!(status == 403, "{status}");
+
+    // "Backfill": to its page, which lists the ticks and cancels it.
+    let form = format!("csrf={csrf}&{window}");
+    let (status, to, _) = post(&api, "/ui/workflows/slow/backfill", &cookie, &form).await?;
+    ensure!(
+        status == 303 && to.starts_with("/ui/backfills/bf_"),
+        "{status} {to}"
+    );
+    let (status, shown) = page(&api, &to, &cookie).await?;
+    ensure!(
+        status == 200 && shown.contains("Cancel the backfill"),
+        "{shown}"
+    );
+    ensure!(shown.contains("5 ticks: 1 running, 4 pending"), "{shown}");
+    let (status, back, _) = post(
+        &api,
+        &format!("{to}/cancel"),
+        &cookie,
+        &format!("csrf={csrf}"),
+    )
+    .await?;
+    ensure!(status == 303 && back == to, "{status} {back}");
+    let (_, shown) = page(&api, &to, &cookie).await?;
+    ensure!(!shown.contains("Cancel the backfill"), "{shown}");
+    let unstarted = shown
+        .matches("the backfill was cancelled before this tick started")
+        .count();
+    ensure!(unstarted == 4, "{shown}");
+    let (_, listed) = page(&api, "/ui/backfills", &cookie).await?;
+    ensure!(
+        listed.contains(to.trim_start_matches("/ui/backfills/")),
+        "{listed}"
+    );
+
+    // Another team's session cannot see it.
+    let other = api.team("globex").await?;
+    let theirs = sign_in(&api, &other).await?;
+    let (status, _) = page(&api, &to, &theirs).await?;
     ensure!(status == 404, "{status}");
     api.stop().await
 }

@@ -12,7 +12,8 @@
 //! - a server and its clients: [`serve_cmd`] (`serve`, `worker`),
 //!   [`remote_cmd`] and [`client`] (workflows, trigger, runs over HTTP),
 //!   [`team_cmd`] (teams, tokens), [`secrets_cmd`], [`db_cmd`] (migrate,
-//!   runs and cache on a store), [`schedules_cmd`], [`state_cmd`]
+//!   runs and cache on a store), [`schedules_cmd`], [`backfill_cmd`],
+//!   [`state_cmd`]
 //!   (incremental steps' watermarks, local or a server's);
 //! - agents: [`mcp_cmd`] (`dragnet mcp`, `agent-token`);
 //! - the edges: [`failure`] (errors and exit codes), [`out`] (where output
@@ -23,6 +24,7 @@
 // not links or HTML.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
+mod backfill_cmd;
 mod bounds;
 mod call_cmd;
 mod client;
@@ -123,6 +125,11 @@ enum Command {
     /// A server's schedules of your team: list, pause with a reason, resume.
     #[command(subcommand)]
     Schedules(schedules_cmd::SchedulesCommand),
+    /// Run the ticks of a server's workflow's schedules in a window (or list them with --dry-run).
+    Backfill(Box<backfill_cmd::BackfillArgs>),
+    /// A server's backfills of your team: list, show, cancel.
+    #[command(subcommand)]
+    Backfills(backfill_cmd::BackfillsCommand),
     /// Incremental steps' watermarks (local, or a server's with --server): list, show, reset.
     #[command(subcommand)]
     State(state_cmd::StateCommand),
@@ -189,6 +196,8 @@ fn main() -> ExitCode {
             Command::Trigger(args) => remote_cmd::trigger(&config()?, *args, out).await,
             Command::Schedules(c) => schedules_cmd::schedules(&config()?, c, out).await,
             Command::State(c) => state_cmd::state(&config()?, c, out).await,
+            Command::Backfill(args) => backfill_cmd::backfill(&config()?, *args, out).await,
+            Command::Backfills(c) => backfill_cmd::backfills(&config()?, c, out).await,
             Command::Mcp(args) => mcp_cmd::mcp(&config()?, args, &agent_file).await,
             Command::AgentToken(args) => mcp_cmd::agent_token(args, &agent_file, out).await,
         }
@@ -217,11 +226,14 @@ impl Command {
             Command::Tools(a) => a.json,
             Command::Call(a) => a.json,
             Command::Run(a) => a.json,
+            Command::Backfill(a) => a.json,
             Command::Runs(db_cmd::RunsCommand::List { json, .. })
             | Command::Runs(db_cmd::RunsCommand::Show { json, .. })
             | Command::Workflows(remote_cmd::WorkflowsCommand::List { json, .. })
             | Command::Schedules(schedules_cmd::SchedulesCommand::List { json, .. })
             | Command::State(state_cmd::StateCommand::List { json, .. })
+            | Command::Backfills(backfill_cmd::BackfillsCommand::List { json, .. })
+            | Command::Backfills(backfill_cmd::BackfillsCommand::Show { json, .. })
             | Command::State(state_cmd::StateCommand::Show { json, .. })
             | Command::Cache(db_cmd::CacheCommand::List { json }) => *json,
             Command::Cache(db_cmd::CacheCommand::Purge(_))
@@ -239,6 +251,7 @@ impl Command {
             | Command::Trigger(_)
             | Command::Schedules(_)
             | Command::State(_)
+            | Command::Backfills(_)
             | Command::Mcp(_)
             | Command::AgentToken(_) => false,
         }

@@ -45,6 +45,7 @@ pub fn frame(title: &str, signed: Option<&Signed<'_>>, body: Markup) -> String {
                             a href="/ui/runs" { "Runs" }
                             a href="/ui/workflows" { "Workflows" }
                             a href="/ui/schedules" { "Schedules" }
+                            a href="/ui/backfills" { "Backfills" }
                             a href="/ui/cache" { "Cache" }
                             a href="/ui/secrets" { "Secrets" }
                             span.team { "team " (s.team) }

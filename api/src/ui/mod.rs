@@ -12,6 +12,7 @@
 //! Every POST carries a CSRF value bound to the session (a hash of its
 //! token) besides the cookie.
 
+pub mod backfills;
 pub mod dag;
 pub mod editor;
 pub mod html;
@@ -67,6 +68,10 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/workflows/{name}", get(pages::workflow_page))
         .route("/ui/workflows/{name}/run", post(pages::run_workflow))
         .route("/ui/schedules", get(schedules::schedules_page))
+        .route("/ui/workflows/{name}/backfill", post(backfills::create))
+        .route("/ui/backfills", get(backfills::list_page))
+        .route("/ui/backfills/{id}", get(backfills::page))
+        .route("/ui/backfills/{id}/cancel", post(backfills::cancel))
         .route("/ui/schedules/{id}/pause", post(schedules::pause))
         .route("/ui/schedules/{id}/resume", post(schedules::resume))
         .route("/ui/cache", get(pages::cache_page))

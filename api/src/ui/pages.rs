@@ -135,6 +135,7 @@ pub async fn workflow_page(
         @if let Some(wf) = &compiled {
             (dag::markup(&nodes_of(wf), &super::plan_edges(wf)))
             (run_form(wf, &caller.csrf))
+            (super::backfills::form_of(wf, &caller.csrf))
         }
         h2 { "Source" }
         pre.yaml { code { (highlight(&current.source)) } }
