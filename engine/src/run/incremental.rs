@@ -3,7 +3,7 @@
 //! step's `param`; after the walk, rows read again at the watermark are
 //! dropped (`dedupe_by`) and the largest value of the field among the rows
 //! read is the new watermark, moved only when the walk was complete. The
-//! move travels with the step's record ([`WatermarkMove`]) and is stored
+//! move travels with the step's record ([`WatermarkMove`](crate::watermark::WatermarkMove)) and is stored
 //! after it.
 
 use std::cmp::Ordering;
