@@ -182,6 +182,8 @@ pub async fn cancel_backfill(
 
 /// The caller's team's backfill `backfill_id`, or 404.
 pub async fn owned(state: &AppState, caller: &Caller, backfill_id: &str) -> ApiResult<BackfillRow> {
+    let backfill_id = storable_name(backfill_id.to_string(), "backfill")?;
+    let backfill_id = backfill_id.as_str();
     state
         .db()
         .backfills()

@@ -12,7 +12,7 @@ use dragnet_store::{StoredWatermark, WatermarkKey};
 
 use crate::auth::Caller;
 use crate::bodies::{ErrorBody, WatermarkBody, WatermarkList};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{storable_name, ApiError, ApiResult};
 use crate::state::AppState;
 
 /// The body of one watermark.
@@ -57,6 +57,8 @@ pub async fn get(
     caller: Caller,
     Path((workflow, step)): Path<(String, String)>,
 ) -> ApiResult<Response> {
+    let workflow = storable_name(workflow, "workflow")?;
+    let step = storable_name(step, "step")?;
     let key = WatermarkKey {
         team_id: caller.team_id(),
         workflow: &workflow,
@@ -81,6 +83,8 @@ pub async fn reset(
     caller: Caller,
     Path((workflow, step)): Path<(String, String)>,
 ) -> ApiResult<Response> {
+    let workflow = storable_name(workflow, "workflow")?;
+    let step = storable_name(step, "step")?;
     let key = WatermarkKey {
         team_id: caller.team_id(),
         workflow: &workflow,
