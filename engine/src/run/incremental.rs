@@ -268,3 +268,151 @@ fn drop_seen(
     }
     Ok(dropped)
 }
+
+#[cfg(test)]
+mod tests {
+    use dragnet_core::budget::CallStats;
+    use dragnet_core::verdict::Verdict;
+    use serde_json::json;
+
+    use super::*;
+    use crate::watermark::{Lag, Scale};
+
+    fn spec(scale: Scale, initial: Value, lag: Option<Lag>) -> IncrementalSpec {
+        IncrementalSpec {
+            field: vec!["seq".into()],
+            param: "after".into(),
+            scale,
+            initial,
+            lag,
+            dedupe_by: Some(vec!["id".into()]),
+        }
+    }
+
+    fn result(rows: &[Value]) -> LoopResult {
+        let mut items = Items::new();
+        for row in rows {
+            items.push_text(&row.to_string());
+        }
+        LoopResult {
+            payload: Payload::Items(items),
+            shaped: None,
+            verdict: Verdict {
+                complete: true,
+                likely_more_rows: false,
+                requests: 1,
+                item_count: rows.len(),
+                stopped_by: None,
+                note: String::new(),
+            },
+            unmatched_fields: None,
+            for_each_errors: Vec::new(),
+            cache: None,
+            stats: CallStats::default(),
+        }
+    }
+
+    fn stored(value: Value, keys: &[&str]) -> StoredWatermark {
+        StoredWatermark {
+            value,
+            scale: Scale::Number,
+            row_keys: keys.iter().map(|k| k.to_string()).collect(),
+            run_id: "run_1".into(),
+            updated_at: DateTime::UNIX_EPOCH,
+        }
+    }
+
+    struct Fixed(Option<StoredWatermark>);
+
+    impl WatermarkSource for Fixed {
+        fn watermark<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+        ) -> dragnet_core::ports::BoxFuture<
+            'a,
+            Result<Option<StoredWatermark>, dragnet_core::ports::Error>,
+        > {
+            let stored = self.0.clone();
+            Box::pin(async move { Ok(stored) })
+        }
+    }
+
+    fn no_shaping() -> Shaping<'static> {
+        static NONE: std::sync::OnceLock<Filter> = std::sync::OnceLock::new();
+        Shaping {
+            filter: NONE.get_or_init(Filter::default),
+            fields: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_numeric_watermark_asks_less_its_lag_drops_what_it_read_and_moves_on_proof() {
+        let spec = spec(Scale::Number, json!(0), Some(Lag::Number(2.0)));
+        let source = Fixed(Some(stored(json!(10), &["a"])));
+        let window = open(&spec, Some(&source), "wf", "step").await.unwrap();
+        let mut arguments = Map::new();
+        window.pass(&spec, &mut arguments);
+        assert_eq!(arguments["after"], json!(8));
+        // Row `a` at 10 was read there: dropped; `b` at 10 is new; 12 moves it.
+        let rows = [
+            json!({"id": "a", "seq": 10}),
+            json!({"id": "b", "seq": 10}),
+            json!({"id": "c", "seq": 12}),
+            json!({"id": "d", "seq": 9}),
+        ];
+        let mut walked = result(&rows);
+        let now = ("run_2", DateTime::UNIX_EPOCH);
+        let settled = settle(&spec, &window, &mut walked, no_shaping(), true, now).unwrap();
+        assert_eq!(walked.payload.items().len(), 3);
+        assert_eq!(settled.report.deduped, Some(1));
+        assert_eq!(settled.report.to, json!(12));
+        assert!(settled.report.advanced);
+        let moved = settled.moved.unwrap();
+        assert_eq!(
+            (moved.value, moved.row_keys),
+            (json!(12), vec!["c".to_string()])
+        );
+        // The same walk cut short moves nothing.
+        let mut cut = result(&rows);
+        let settled = settle(&spec, &window, &mut cut, no_shaping(), false, now).unwrap();
+        assert!(!settled.report.advanced && settled.moved.is_none());
+        assert_eq!(settled.report.to, json!(10));
+        // A row without the field, or off the scale, fails naming it.
+        let mut bad = result(&[json!({"id": "e"}), json!({"id": "f", "seq": "x"})]);
+        let e = settle(&spec, &window, &mut bad, no_shaping(), true, now).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "row 0 has no `seq`, the step's watermark field"
+        );
+        let mut bad = result(&[json!({"id": "f", "seq": "x"})]);
+        let e = settle(&spec, &window, &mut bad, no_shaping(), true, now).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("row 0: the watermark field holds \"x\""),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_new_key_at_the_same_value_is_kept_and_joined_without_advancing() {
+        let spec = spec(Scale::Number, json!(0), None);
+        let source = Fixed(Some(stored(json!(10), &["a"])));
+        let window = open(&spec, Some(&source), "wf", "step").await.unwrap();
+        let mut walked = result(&[json!({"id": "a", "seq": 10}), json!({"id": "b", "seq": 10})]);
+        let now = ("run_2", DateTime::UNIX_EPOCH);
+        let settled = settle(&spec, &window, &mut walked, no_shaping(), true, now).unwrap();
+        assert!(!settled.report.advanced);
+        assert_eq!(settled.moved.unwrap().row_keys, vec!["b".to_string()]);
+        // A stored watermark on another scale is not read: `initial` is.
+        let time = spec.clone();
+        let source = Fixed(Some(StoredWatermark {
+            scale: Scale::Time,
+            ..stored(json!("2026-01-01"), &[])
+        }));
+        let window = open(&time, Some(&source), "wf", "step").await.unwrap();
+        let mut arguments = Map::new();
+        window.pass(&time, &mut arguments);
+        assert_eq!(arguments["after"], json!(0));
+    }
+}
