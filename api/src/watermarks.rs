@@ -57,13 +57,8 @@ pub async fn get(
     caller: Caller,
     Path((workflow, step)): Path<(String, String)>,
 ) -> ApiResult<Response> {
-    let workflow = storable_name(workflow, "workflow")?;
-    let step = storable_name(step, "step")?;
-    let key = WatermarkKey {
-        team_id: caller.team_id(),
-        workflow: &workflow,
-        step: &step,
-    };
+    let (workflow, step) = named(workflow, step)?;
+    let key = key(&caller, &workflow, &step);
     match state.db().watermarks().watermark(key).await? {
         Some(w) => Ok(Json(body(workflow, step, w)).into_response()),
         None => Err(not_found(&workflow, &step)),
@@ -83,16 +78,32 @@ pub async fn reset(
     caller: Caller,
     Path((workflow, step)): Path<(String, String)>,
 ) -> ApiResult<Response> {
-    let workflow = storable_name(workflow, "workflow")?;
-    let step = storable_name(step, "step")?;
-    let key = WatermarkKey {
-        team_id: caller.team_id(),
-        workflow: &workflow,
-        step: &step,
-    };
-    match state.db().watermarks().reset(key).await? {
+    let (workflow, step) = named(workflow, step)?;
+    match state
+        .db()
+        .watermarks()
+        .reset(key(&caller, &workflow, &step))
+        .await?
+    {
         true => Ok(StatusCode::NO_CONTENT.into_response()),
         false => Err(not_found(&workflow, &step)),
+    }
+}
+
+/// A workflow and a step named in a path, each one the store could hold.
+fn named(workflow: String, step: String) -> ApiResult<(String, String)> {
+    Ok((
+        storable_name(workflow, "workflow")?,
+        storable_name(step, "step")?,
+    ))
+}
+
+/// The caller's team's watermark of `workflow`'s `step`.
+fn key<'a>(caller: &'a Caller, workflow: &'a str, step: &'a str) -> WatermarkKey<'a> {
+    WatermarkKey {
+        team_id: caller.team_id(),
+        workflow,
+        step,
     }
 }
 

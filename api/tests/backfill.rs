@@ -16,7 +16,7 @@ use dragnet_store::testing::TestClock;
 use dragnet_store::Db;
 use reqwest::Method;
 use serde_json::{json, Value};
-use support::Api;
+use support::{csrf_in, ui_page as page, ui_post as post, ui_sign_in as sign_in, Api};
 
 dragnet_store::on_both_backends!(
     a_backfill_runs_each_tick_once_within_its_concurrency,
@@ -292,64 +292,6 @@ async fn a_backfill_is_cancelled_as_a_whole_and_bad_ones_are_refused(db: Db) -> 
     let (status, _) = backfill(&api, &t, "missing", body).await?;
     ensure!(status == 404, "{status}");
     api.stop().await
-}
-
-/// A browser that keeps redirects for the test to read.
-fn browser() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("a client")
-}
-
-/// Signs in with `token`: the session cookie.
-async fn sign_in(api: &Api, token: &str) -> Result<String> {
-    let answer = browser()
-        .post(format!("{}/ui/sign-in", api.base))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("token={token}"))
-        .send()
-        .await?;
-    let cookie = answer
-        .headers()
-        .get(reqwest::header::SET_COOKIE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .context("a session cookie")?;
-    Ok(cookie.to_string())
-}
-
-async fn page(api: &Api, path: &str, cookie: &str) -> Result<(u16, String)> {
-    let answer = browser()
-        .get(format!("{}{path}", api.base))
-        .header(reqwest::header::COOKIE, cookie)
-        .send()
-        .await?;
-    Ok((answer.status().as_u16(), answer.text().await?))
-}
-
-/// Posts a form: the status, where it sends the browser, the page.
-async fn post(api: &Api, path: &str, cookie: &str, form: &str) -> Result<(u16, String, String)> {
-    let answer = browser()
-        .post(format!("{}{path}", api.base))
-        .header(reqwest::header::COOKIE, cookie)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(form.to_string())
-        .send()
-        .await?;
-    let status = answer.status().as_u16();
-    let to = answer
-        .headers()
-        .get(reqwest::header::LOCATION)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    Ok((status, to, answer.text().await?))
-}
-
-fn csrf_in(html: &str) -> Option<String> {
-    let at = html.find("name=\"csrf\" value=\"")? + "name=\"csrf\" value=\"".len();
-    Some(html[at..].split('"').next()?.to_string())
 }
 
 async fn the_ui_lists_ticks_starts_a_backfill_and_cancels_it(db: Db) -> Result<()> {

@@ -71,29 +71,10 @@ async fn shop(api: &Api, method: Method, path: &str, body: Value) -> Result<u16>
 
 /// Run `run_id`'s page in the UI, signed in with `token`.
 async fn run_page(api: &Api, token: &str, run_id: &str) -> Result<String> {
-    let browser = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()?;
-    let signed = browser
-        .post(format!("{}/ui/sign-in", api.base))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("token={token}"))
-        .send()
-        .await?;
-    let cookie = signed
-        .headers()
-        .get(reqwest::header::SET_COOKIE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .context("a session cookie")?
-        .to_string();
-    let page = browser
-        .get(format!("{}/ui/runs/{run_id}", api.base))
-        .header(reqwest::header::COOKIE, cookie)
-        .send()
-        .await?;
-    ensure!(page.status().as_u16() == 200, "{}", page.status());
-    Ok(page.text().await?)
+    let cookie = support::ui_sign_in(api, token).await?;
+    let (status, page) = support::ui_page(api, &format!("/ui/runs/{run_id}"), &cookie).await?;
+    ensure!(status == 200, "{status}");
+    Ok(page)
 }
 
 async fn a_team_s_watermark_moves_on_complete_runs_and_resets(db: Db) -> Result<()> {

@@ -264,24 +264,14 @@ pub async fn cancel(
     }
 }
 
-/// What the API said, with the way back.
+/// What the API said, with the way back (to the workflow, when one is
+/// named, else to the backfills).
 fn refused(caller: &UiCaller, workflow: &str, error: &ApiError) -> Response {
-    let status = error.status();
     let back = match workflow.is_empty() {
         true => html! { a href="/ui/backfills" { "Back to the backfills" } },
         false => {
             html! { a href={ "/ui/workflows/" (url_part(workflow)) } { "Back to the workflow" } }
         }
     };
-    html_response(
-        status,
-        frame(
-            "Not done",
-            Some(&caller.signed()),
-            html! {
-                p.error role="alert" { (error.to_string()) }
-                p { (back) }
-            },
-        ),
-    )
+    super::refused(caller, error, back)
 }

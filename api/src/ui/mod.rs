@@ -37,6 +37,7 @@ use maud::{html, Markup, PreEscaped};
 
 use self::html::{frame, status_badge, url_part, Signed};
 use crate::auth::{token_hash, Caller};
+use crate::error::ApiError;
 use crate::state::AppState;
 
 const COOKIE_NAME: &str = "dragnet_session";
@@ -294,6 +295,32 @@ async fn sign_out(caller: UiCaller, body: String) -> Response {
         [(LOCATION, "/ui/sign-in".to_string()), (SET_COOKIE, cookie)],
     )
         .into_response()
+}
+
+/// What the API said when a form was refused, with `back`, a link the
+/// way back (the schedules, the backfills, a workflow).
+fn refused(caller: &UiCaller, error: &ApiError, back: Markup) -> Response {
+    said(caller, (error.status(), "Not done"), error, back)
+}
+
+/// A page saying `error`, titled, with `back`.
+fn said(
+    caller: &UiCaller,
+    (status, title): (StatusCode, &str),
+    error: &ApiError,
+    back: Markup,
+) -> Response {
+    html_response(
+        status,
+        frame(
+            title,
+            Some(&caller.signed()),
+            html! {
+                p.error role="alert" { (error.to_string()) }
+                p { (back) }
+            },
+        ),
+    )
 }
 
 fn forbidden() -> Response {
@@ -598,17 +625,13 @@ async fn rerun_run(
 }
 
 /// A run the API refused to start, saying why, with a way back.
-fn not_started(caller: &UiCaller, error: &crate::error::ApiError, back: &str) -> Response {
-    html_response(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        frame(
-            "Not started",
-            Some(&caller.signed()),
-            html! {
-                p.error role="alert" { (error.to_string()) }
-                p { a href=(back) { "Back" } }
-            },
-        ),
+fn not_started(caller: &UiCaller, error: &ApiError, back: &str) -> Response {
+    let back = html! { a href=(back) { "Back" } };
+    said(
+        caller,
+        (StatusCode::UNPROCESSABLE_ENTITY, "Not started"),
+        error,
+        back,
     )
 }
 

@@ -135,22 +135,8 @@ pub async fn resume(
     }
 }
 
-/// What the API said, with the way back.
+/// What the API said, with the way back to the schedules.
 fn refused(caller: &UiCaller, error: &ApiError) -> Response {
-    let status = match error {
-        ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
-        ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
-        _ => StatusCode::CONFLICT,
-    };
-    html_response(
-        status,
-        frame(
-            "Not done",
-            Some(&caller.signed()),
-            html! {
-                p.error role="alert" { (error.to_string()) }
-                p { a href="/ui/schedules" { "Back to the schedules" } }
-            },
-        ),
-    )
+    let back = html! { a href="/ui/schedules" { "Back to the schedules" } };
+    super::refused(caller, error, back)
 }

@@ -327,6 +327,71 @@ steps:
     }
 }
 
+/// A browser for the UI: cookies passed by hand, redirects left to read.
+pub fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client")
+}
+
+/// Signs in to the UI with `token`: the session cookie (`name=value`).
+pub async fn ui_sign_in(api: &Api, token: &str) -> Result<String> {
+    let answer = browser()
+        .post(format!("{}/ui/sign-in", api.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("token={token}"))
+        .send()
+        .await?;
+    let cookie = answer
+        .headers()
+        .get(reqwest::header::SET_COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .context("a session cookie")?;
+    Ok(cookie.to_string())
+}
+
+/// A UI page: its status and HTML.
+pub async fn ui_page(api: &Api, path: &str, cookie: &str) -> Result<(u16, String)> {
+    let answer = browser()
+        .get(format!("{}{path}", api.base))
+        .header(reqwest::header::COOKIE, cookie)
+        .send()
+        .await?;
+    Ok((answer.status().as_u16(), answer.text().await?))
+}
+
+/// Posts a UI form: the status, where it sends the browser, the page.
+pub async fn ui_post(
+    api: &Api,
+    path: &str,
+    cookie: &str,
+    form: &str,
+) -> Result<(u16, String, String)> {
+    let answer = browser()
+        .post(format!("{}{path}", api.base))
+        .header(reqwest::header::COOKIE, cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form.to_string())
+        .send()
+        .await?;
+    let status = answer.status().as_u16();
+    let to = answer
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    Ok((status, to, answer.text().await?))
+}
+
+/// The CSRF value of the first form of a page.
+pub fn csrf_in(html: &str) -> Option<String> {
+    let at = html.find("name=\"csrf\" value=\"")? + "name=\"csrf\" value=\"".len();
+    Some(html[at..].split('"').next()?.to_string())
+}
+
 /// Reads a `text/event-stream` body (comments and keep-alives skipped).
 pub fn parse_sse(text: &str) -> Result<Vec<Sse>> {
     let mut out = Vec::new();
