@@ -2,8 +2,9 @@
 -- schedules in a window, started at most `concurrency` at a time, in
 -- `idx` order (oldest or newest first), listed, followed and cancelled as
 -- a whole. status: running | succeeded | partial | failed | cancelled.
--- `turn` is bumped by the pass that advances it, so two processes never
--- start its ticks at once.
+-- `turn_until` is set by the pass advancing it and cleared after: while
+-- it is in the future no other process advances it, so two never start
+-- its ticks at once (a pass that died frees it when the time passes).
 CREATE TABLE IF NOT EXISTS backfills (
     backfill_id  TEXT PRIMARY KEY,
     team_id      TEXT NOT NULL,
@@ -17,7 +18,7 @@ CREATE TABLE IF NOT EXISTS backfills (
     created_by   TEXT,
     created_at   INTEGER NOT NULL,
     finished_at  INTEGER,
-    turn         INTEGER NOT NULL DEFAULT 0
+    turn_until   INTEGER
 );
 CREATE INDEX IF NOT EXISTS backfills_team ON backfills (team_id, created_at DESC);
 -- One row per tick: pending until its run is started (`started`, with the

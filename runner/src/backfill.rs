@@ -13,9 +13,10 @@
 //! - A tick that already has a complete run of the workflow (from its
 //!   schedule or an earlier backfill) is skipped, naming that run, unless
 //!   the backfill asks to `rerun`.
-//! - Each run is submitted with an idempotency key of the backfill and
-//!   tick, and a pass takes the backfill's turn first, so two processes
-//!   never start the same tick twice nor more than its concurrency.
+//! - A pass holds the backfill's turn while it advances it (for
+//!   [`TURN_HOLD`] at most), so two processes never advance one backfill
+//!   at once; and each run is submitted with an idempotency key of the
+//!   backfill and tick, so no tick runs twice.
 //! - A backfill run's `$.trigger` is `{kind: "backfill", backfill_id,
 //!   schedule_id, scheduled_for, fired_at, previous, previous_complete}`
 //!   (the last two `null`-shaped: a backfill does not chain its ticks).
@@ -40,6 +41,9 @@ use crate::submit::{Outcome, Submission, Write};
 pub const MAX_TICKS: usize = 1_000;
 /// The most runs of one backfill at a time.
 pub const MAX_CONCURRENCY: u32 = 16;
+/// How long a pass holds a backfill's turn at most (a pass that died
+/// frees it then).
+pub const TURN_HOLD: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What a backfill asks for.
 #[derive(Debug, Clone)]
@@ -236,9 +240,22 @@ async fn advance(
     now: DateTime<Utc>,
 ) -> Result<Vec<String>> {
     let backfills = launcher.db().backfills();
-    if !backfills.take_turn(&row.backfill_id, row.turn).await? {
+    let until = now + chrono::Duration::from_std(TURN_HOLD).unwrap_or(chrono::Duration::MAX);
+    if !backfills.take_turn(&row.backfill_id, now, until).await? {
         return Ok(Vec::new());
     }
+    let advanced = advance_held(launcher, row, now).await;
+    backfills.end_turn(&row.backfill_id).await?;
+    advanced
+}
+
+/// [`advance`], its turn held.
+async fn advance_held(
+    launcher: &Launcher,
+    row: &BackfillRow,
+    now: DateTime<Utc>,
+) -> Result<Vec<String>> {
+    let backfills = launcher.db().backfills();
     let ticks = backfills.backfill_ticks(&row.backfill_id).await?;
     let running = ticks.iter().filter(|t| going(t)).count();
     let mut free = (row.concurrency as usize).saturating_sub(running);

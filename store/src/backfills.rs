@@ -1,11 +1,12 @@
 //! Backfills (issue 25 §2): a team's request to run every tick of a
 //! workflow's schedules in a window, with one row per tick. The runner's
-//! pass takes a backfill's turn ([`Backfills::take_turn`]: a compare and
-//! swap, so one process advances it at a time), starts its next pending
+//! pass takes a backfill's turn, starts its next pending
 //! ticks while fewer than its concurrency run, marks ticks that already
 //! have a complete run skipped, and settles the backfill when nothing is
 //! pending or running. Cancelling marks the pending ticks `cancelled` and
 //! hands back the runs still going, for the caller to cancel.
+//! A pass holds a backfill's turn until a time ([`Backfills::take_turn`],
+//! [`Backfills::end_turn`]): no other process advances it meanwhile.
 
 use chrono::{DateTime, Utc};
 
@@ -51,7 +52,6 @@ pub struct BackfillRow {
     pub created_by: Option<String>,
     pub created_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
-    pub turn: i64,
 }
 
 /// One tick of a backfill, with its run's status when it has one.
@@ -69,7 +69,7 @@ pub struct BackfillTick {
 }
 
 const COLUMNS: &str = "backfill_id, team_id, workflow, window_from, window_to, newest_first, \
-     concurrency, rerun, status, created_by, created_at, finished_at, turn";
+     concurrency, rerun, status, created_by, created_at, finished_at";
 
 macro_rules! backfill_row {
     ($row:expr, $T:ident) => {{
@@ -87,7 +87,6 @@ macro_rules! backfill_row {
             created_by: col($row, "created_by")?,
             created_at: $T::dec(col($row, "created_at")?)?,
             finished_at: $T::dec_opt(col($row, "finished_at")?)?,
-            turn: col($row, "turn")?,
         }
     }};
 }
@@ -100,7 +99,7 @@ impl Backfills {
             let mut tx = pool.begin_write().await.map_err(op())?;
             sqlx::query(&format!(
                 "INSERT INTO backfills ({COLUMNS}) VALUES \
-                 ($1, $2, $3, $4, $5, $6, $7, $8, 'running', $9, $10, NULL, 0)"
+                 ($1, $2, $3, $4, $5, $6, $7, $8, 'running', $9, $10, NULL)"
             ))
             .bind(new.backfill_id)
             .bind(new.team_id)
@@ -206,20 +205,38 @@ impl Backfills {
         })
     }
 
-    /// Takes the backfill's turn: true when its turn was still `turn` (no
-    /// other process advanced it since it was read).
-    pub async fn take_turn(&self, backfill_id: &str, turn: i64) -> Result<bool> {
+    /// Takes the running backfill's turn until `until`: true when no other
+    /// pass holds it at `now` (none does, or its hold has passed).
+    pub async fn take_turn(
+        &self,
+        backfill_id: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<bool> {
         with_pool!(self, |pool, T| {
             let done = sqlx::query(
-                "UPDATE backfills SET turn = turn + 1 \
-                 WHERE backfill_id = $1 AND turn = $2 AND status = 'running'",
+                "UPDATE backfills SET turn_until = $3 WHERE backfill_id = $1 \
+                 AND status = 'running' AND (turn_until IS NULL OR turn_until <= $2)",
             )
             .bind(backfill_id)
-            .bind(turn)
+            .bind(T::enc(now))
+            .bind(T::enc(until))
             .execute(pool)
             .await
             .map_err(Error::query(self.backend(), "backfills.turn"))?;
             Ok(done.rows_affected() > 0)
+        })
+    }
+
+    /// Gives the backfill's turn back.
+    pub async fn end_turn(&self, backfill_id: &str) -> Result<()> {
+        with_pool!(self, |pool, T| {
+            sqlx::query("UPDATE backfills SET turn_until = NULL WHERE backfill_id = $1")
+                .bind(backfill_id)
+                .execute(pool)
+                .await
+                .map_err(Error::query(self.backend(), "backfills.end_turn"))?;
+            Ok(())
         })
     }
 
