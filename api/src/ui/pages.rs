@@ -133,7 +133,7 @@ pub async fn workflow_page(
             a href={ "/ui/runs?workflow=" (url_part(n)) } { "Runs" }
         }
         @if let Some(wf) = &compiled {
-            (dag::markup(&nodes_of(wf), &super::plan_edges(wf)))
+            (dag::markup(&nodes_of(wf), &super::runs::plan_edges(wf)))
             (run_form(wf, &caller.csrf))
             (super::backfills::form_of(wf, &caller.csrf))
         }
@@ -265,7 +265,7 @@ pub async fn run_workflow(
     };
     match launch::start(&state, &caller.caller, &name, request, None).await {
         Ok(started) => see_other(&format!("/ui/runs/{}", started.run_id)),
-        Err(error) => super::not_started(
+        Err(error) => super::runs::not_started(
             &caller,
             &error,
             &format!("/ui/workflows/{}", url_part(&name)),
