@@ -88,7 +88,7 @@ struct KeySetDoc {
 /// types and malformed entries are skipped (an issuer may publish keys
 /// this gateway has no use for). Fails only when the document itself is
 /// not a key set.
-pub(crate) fn parse_key_set(body: &[u8]) -> Result<Vec<PublicKey>, String> {
+pub fn parse_key_set(body: &[u8]) -> Result<Vec<PublicKey>, String> {
     let doc: KeySetDoc = serde_json::from_slice(body).map_err(|e| format!("not a JWK set: {e}"))?;
     Ok(doc
         .keys
