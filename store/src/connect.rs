@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Connection, PgConnection};
 
 use crate::db::Db;
 use crate::db::ACQUIRE_TIMEOUT;
@@ -102,15 +101,19 @@ async fn connect_postgres(url: &str, size: PoolSize) -> Result<Db> {
         options = options.application_name("dragnet");
     }
     let target = target(&options);
-    // One direct connection first: the pool would retry a refused
-    // connection until its timeout and then only say that it timed out.
-    match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await {
-        Ok(Ok(conn)) => {
-            if let Err(error) = conn.close().await {
-                tracing::debug!(%error, "closing the probe connection");
-            }
+    // Reach the server first: the pool would retry a refused connection
+    // until its timeout and then only say that it timed out. A socket is
+    // enough to tell (no backend is started for it); the pool's own first
+    // connection then reports a refused login at once.
+    match tokio::time::timeout(CONNECT_TIMEOUT, reach(&options)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            return Err(Error::PostgresUnreachable {
+                target,
+                reason: e.to_string(),
+                hint: START_POSTGRES,
+            })
         }
-        Ok(Err(e)) => return Err(unreachable(target, &e)),
         Err(_) => {
             return Err(Error::PostgresUnreachable {
                 target,
@@ -122,11 +125,51 @@ async fn connect_postgres(url: &str, size: PoolSize) -> Result<Db> {
     let pool = PgPoolOptions::new()
         .max_connections(size.get())
         .acquire_timeout(ACQUIRE_TIMEOUT)
-        .connect_with(options)
-        .await
+        .connect_lazy_with(options);
+    // Two connections are made at once, side by side: a command's first
+    // writes and its first read usually overlap, and the second would
+    // otherwise be made only then, while they wait.
+    let first = async { pool.acquire().await.map(drop) };
+    let second = async {
+        match size.get() {
+            1 => Ok(()),
+            _ => pool.acquire().await.map(drop),
+        }
+    };
+    let (first, second) = tokio::join!(first, second);
+    first
+        .and(second)
         .map_err(|e| unreachable(target.clone(), &e))?;
     tracing::debug!(backend = "postgres", %target, "connected");
     Ok(Db::Postgres(pool))
+}
+
+/// Opens (and drops) a socket to where `options` point: the server's Unix
+/// socket or its TCP port.
+async fn reach(options: &PgConnectOptions) -> std::io::Result<()> {
+    // As the driver picks: a socket folder, or a host that is a path.
+    let folder = match options.get_socket() {
+        Some(dir) => Some(dir.to_path_buf()),
+        None => Some(options.get_host())
+            .filter(|host| host.starts_with('/'))
+            .map(std::path::PathBuf::from),
+    };
+    match folder {
+        Some(dir) => reach_unix(&dir.join(format!(".s.PGSQL.{}", options.get_port()))).await,
+        None => tokio::net::TcpStream::connect((options.get_host(), options.get_port()))
+            .await
+            .map(drop),
+    }
+}
+
+#[cfg(unix)]
+async fn reach_unix(file: &Path) -> std::io::Result<()> {
+    tokio::net::UnixStream::connect(file).await.map(drop)
+}
+
+#[cfg(not(unix))]
+async fn reach_unix(_file: &Path) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// `host:port/database` or `socket/database`: never user or password.

@@ -23,6 +23,9 @@ pub(crate) const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::fro
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
 
+/// A row of `_sqlx_migrations`: version, checksum, success.
+type Applied = (i64, Vec<u8>, bool);
+
 /// A connection pool on PostgreSQL (production, many workers) or SQLite (the
 /// embedded default). Cloning is cheap and shares the pool.
 #[derive(Debug, Clone)]
@@ -50,6 +53,9 @@ impl Db {
     /// migrator holds an advisory lock, and on a SQLite file the migrations
     /// run holding the file's setup lock.
     pub async fn migrate(&self) -> Result<()> {
+        if self.migrations_applied().await {
+            return Ok(());
+        }
         let backend = self.backend();
         let map = |source| Error::Migrate { backend, source };
         match self {
@@ -64,6 +70,42 @@ impl Db {
                 SQLITE_MIGRATIONS.run(pool).await.map_err(map)
             }
         }
+    }
+
+    /// Whether every embedded migration is already applied, as embedded
+    /// (same checksums, each successful) and nothing else is: one read,
+    /// no lock, so a short command on a current store skips the migrator's
+    /// round trips. Anything else (no table yet, a new migration, a
+    /// changed or unknown one, a failed read) leaves it to the migrator,
+    /// which applies or reports it.
+    async fn migrations_applied(&self) -> bool {
+        const APPLIED: &str =
+            "SELECT version, checksum, success FROM _sqlx_migrations ORDER BY version";
+        let (migrator, applied): (&Migrator, std::result::Result<Vec<Applied>, sqlx::Error>) =
+            match self {
+                Db::Postgres(pool) => (
+                    &POSTGRES_MIGRATIONS,
+                    sqlx::query_as(APPLIED).fetch_all(pool).await,
+                ),
+                Db::Sqlite(pool) => (
+                    &SQLITE_MIGRATIONS,
+                    sqlx::query_as(APPLIED).fetch_all(pool).await,
+                ),
+            };
+        let Ok(applied) = applied else {
+            return false;
+        };
+        let embedded: Vec<_> = migrator
+            .iter()
+            .filter(|m| !m.migration_type.is_down_migration())
+            .collect();
+        applied.len() == embedded.len()
+            && applied
+                .iter()
+                .zip(&embedded)
+                .all(|((version, checksum, ok), m)| {
+                    *ok && *version == m.version && checksum.as_slice() == &*m.checksum
+                })
     }
 
     /// Answers once the database does (a readiness check).
