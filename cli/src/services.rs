@@ -10,7 +10,8 @@ use dragnet_core::clock::{Clock, SystemClock};
 use dragnet_core::ports::cache::CacheMode;
 use dragnet_engine::run::RunCache;
 use dragnet_store::{
-    hostname, pid_alive, spawn_store_sweeper, Db, ObserverOptions, StoreObserver, TeamWatermarks,
+    hostname, pid_alive, spawn_store_sweeper, sweep_store_once, Db, ObserverOptions, StoreObserver,
+    TeamWatermarks,
 };
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -47,9 +48,24 @@ impl Services {
         })
     }
 
+    /// Whether there is anything to sweep: the cache is on, or step
+    /// outputs have a retention period.
+    fn sweeps(&self) -> bool {
+        self.config.cache_mode != CacheMode::Off || self.config.keep_outputs.is_some()
+    }
+
+    /// For one-shot commands: sweeps once, now, on the calling task (after
+    /// the command's work, so the sweep takes no connection of its own
+    /// while the work runs).
+    pub async fn sweep_once(&self) {
+        if self.sweeps() {
+            sweep_store_once(&self.db, self.config.keep_outputs, self.clock.as_ref()).await;
+        }
+    }
+
     /// Starts the sweeper of expired cache entries and old step outputs.
     pub fn start_sweeper(&self) {
-        if self.config.cache_mode != CacheMode::Off || self.config.keep_outputs.is_some() {
+        if self.sweeps() {
             spawn_store_sweeper(
                 &self.db,
                 self.config.sweep_every,

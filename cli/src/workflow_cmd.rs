@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use dragnet_core::budget::Limits;
 use dragnet_engine::run::{self, Fanout, RunOptions, RunRecord, RunStatus};
 use dragnet_engine::workflow;
 
@@ -81,6 +82,63 @@ pub struct RunArgs {
 }
 
 pub async fn run_file(config: &Config, args: RunArgs, out: &mut Out) -> Result<u8> {
+    // The store is opened while the file compiles (each takes a few
+    // milliseconds); a file or argument that is refused stops the opening.
+    let opening = tokio::spawn({
+        let config = config.clone();
+        async move { Services::open(&config).await }
+    });
+    let ReadRun {
+        wf,
+        inputs,
+        limits,
+        base_urls,
+    } = match read_run(config, &args) {
+        Ok(read) => read,
+        Err(e) => {
+            opening.abort();
+            return Err(e);
+        }
+    };
+    let services = opening.await.context("opening the store")??;
+    let options = RunOptions {
+        inputs,
+        concurrency: args.concurrency.unwrap_or(config.concurrency).get(),
+        limits,
+        base_urls,
+        cache: services.run_cache(args.experiment, args.refresh),
+        clock: services.clock.clone(),
+        // `mcp: {server: NAME}` resolves as on a server; a local run also
+        // starts the `mcp.command` its file names.
+        mcp_servers: config.server.mcp_servers.clone(),
+        ..RunOptions::default()
+    };
+    let record = run_with_display(wf, options, &services).await;
+    services.sweep_once().await;
+    services.shutdown().await;
+    let record = record?;
+    if let Some(path) = &args.output {
+        write_record(path, &record)?;
+    }
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &record)?;
+        writeln!(out)?;
+    } else {
+        print_summary(&record, out)?;
+    }
+    Ok(exit_code(&record))
+}
+
+/// What `dragnet run` reads before it runs: the compiled file, its inputs,
+/// the bounds and the base URLs named on the command line.
+struct ReadRun {
+    wf: Arc<workflow::model::Workflow>,
+    inputs: serde_json::Map<String, serde_json::Value>,
+    limits: Limits,
+    base_urls: HashMap<String, String>,
+}
+
+fn read_run(config: &Config, args: &RunArgs) -> Result<ReadRun> {
     let limits = args.limits.apply(&config.limits)?;
     let wf = Arc::new(workflow::load(&args.file)?);
     let inputs = run::parse_input_pairs(&wf, &args.inputs)?;
@@ -95,33 +153,12 @@ pub async fn run_file(config: &Config, args: RunArgs, out: &mut Out) -> Result<u
         };
         base_urls.insert(name.to_string(), url.to_string());
     }
-    let services = Services::open(config).await?;
-    services.start_sweeper();
-    let options = RunOptions {
+    Ok(ReadRun {
+        wf,
         inputs,
-        concurrency: args.concurrency.unwrap_or(config.concurrency).get(),
         limits,
         base_urls,
-        cache: services.run_cache(args.experiment, args.refresh),
-        clock: services.clock.clone(),
-        // `mcp: {server: NAME}` resolves as on a server; a local run also
-        // starts the `mcp.command` its file names.
-        mcp_servers: config.server.mcp_servers.clone(),
-        ..RunOptions::default()
-    };
-    let record = run_with_display(wf, options, &services).await;
-    services.shutdown().await;
-    let record = record?;
-    if let Some(path) = &args.output {
-        write_record(path, &record)?;
-    }
-    if args.json {
-        serde_json::to_writer_pretty(&mut *out, &record)?;
-        writeln!(out)?;
-    } else {
-        print_summary(&record, out)?;
-    }
-    Ok(exit_code(&record))
+    })
 }
 
 /// Runs with a live display, the record written as it progresses, and

@@ -41,7 +41,7 @@
 //!
 //! Tasks built on them: [`StoreObserver`] (its writer holds [`Runs`], and
 //! the [`Fencing`]'s [`Leases`] under a lease) and the sweepers
-//! ([`spawn_sweeper`], [`spawn_store_sweeper`]: [`Cache`], [`Results`],
+//! ([`spawn_sweeper`], [`spawn_store_sweeper`], [`sweep_store_once`]: [`Cache`], [`Results`],
 //! [`Runs`]).
 #![forbid(unsafe_code)]
 
@@ -91,6 +91,6 @@ pub use schedules::{
     Pause, ScheduleRow, ScheduleRun, ScheduleSpec, Schedules, TickRow, TickStatus, TickWrite,
 };
 pub use serving_lock::ServingLock;
-pub use sweeper::{spawn_store_sweeper, spawn_sweeper};
+pub use sweeper::{spawn_store_sweeper, spawn_sweeper, sweep_store_once};
 pub use teams::{Team, Teams, TokenInfo};
 pub use workflows::{NewVersion, Pushed, VersionInfo, WorkflowSummary, WorkflowVersion, Workflows};

@@ -5,6 +5,7 @@
 //! (the runs themselves stay). The task holds the handles it sweeps
 //! (`Cache`, `Results`, `Runs`), never the whole `Db`. The first sweep
 //! runs at once; a failed sweep is logged and tried again at the next tick.
+//! A one-shot command sweeps once, after its work ([`sweep_store_once`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use dragnet_core::ports::cache::CacheStore;
 use crate::db::Db;
 use crate::results::Results;
 use crate::runs::Runs;
+use chrono::{DateTime, Utc};
 use dragnet_core::clock::Clock;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
@@ -80,55 +82,59 @@ fn spawn(
                 _ = cancel.cancelled() => break,
                 _ = ticks.tick() => {}
             }
-            let now = clock.now();
             // A sweep in progress also stops on cancellation.
-            let swept = tokio::select! {
+            tokio::select! {
                 biased;
                 _ = cancel.cancelled() => break,
-                swept = store.sweep(now) => swept,
-            };
-            match swept {
-                Ok(0) => {}
-                Ok(deleted) => tracing::debug!(deleted, "swept expired cache entries"),
-                Err(error) => tracing::warn!(%error, "sweeping the cache failed"),
-            }
-            let Some(Outputs {
-                results,
-                runs,
-                keep,
-            }) = &outputs
-            else {
-                continue;
-            };
-            let results = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => break,
-                swept = results.sweep_results(now) => swept,
-            };
-            match results {
-                Ok(0) => {}
-                Ok(deleted) => tracing::debug!(deleted, "swept expired stored results"),
-                Err(error) => tracing::warn!(%error, "sweeping stored results failed"),
-            }
-            let Some(keep) = keep else {
-                continue;
-            };
-            let Some(before) = chrono::Duration::from_std(*keep)
-                .ok()
-                .and_then(|keep| now.checked_sub_signed(keep))
-            else {
-                continue;
-            };
-            let pruned = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => break,
-                pruned = runs.prune_outputs(before) => pruned,
-            };
-            match pruned {
-                Ok(0) => {}
-                Ok(steps) => tracing::debug!(steps, "cleared step outputs past their retention"),
-                Err(error) => tracing::warn!(%error, "clearing old step outputs failed"),
+                _ = sweep(store.as_ref(), outputs.as_ref(), clock.now()) => {}
             }
         }
     })
+}
+
+/// One sweep of a whole store at `clock`'s now, on the calling task: what
+/// [`spawn_store_sweeper`] does at each tick. A one-shot command sweeps
+/// once this way after its work, so the sweep neither races the work for
+/// connections nor delays it. Failures are logged, never returned.
+pub async fn sweep_store_once(db: &Db, keep_outputs: Option<Duration>, clock: &dyn Clock) {
+    let outputs = Outputs {
+        results: db.results(),
+        runs: db.runs(),
+        keep: keep_outputs,
+    };
+    sweep(&db.cache(), Some(&outputs), clock.now()).await;
+}
+
+/// One pass: expired cache entries, then (on a whole store) expired stored
+/// results and step outputs past their retention.
+async fn sweep(store: &dyn CacheStore, outputs: Option<&Outputs>, now: DateTime<Utc>) {
+    match store.sweep(now).await {
+        Ok(0) => {}
+        Ok(deleted) => tracing::debug!(deleted, "swept expired cache entries"),
+        Err(error) => tracing::warn!(%error, "sweeping the cache failed"),
+    }
+    let Some(Outputs {
+        results,
+        runs,
+        keep,
+    }) = outputs
+    else {
+        return;
+    };
+    match results.sweep_results(now).await {
+        Ok(0) => {}
+        Ok(deleted) => tracing::debug!(deleted, "swept expired stored results"),
+        Err(error) => tracing::warn!(%error, "sweeping stored results failed"),
+    }
+    let Some(before) = keep
+        .and_then(|keep| chrono::Duration::from_std(keep).ok())
+        .and_then(|keep| now.checked_sub_signed(keep))
+    else {
+        return;
+    };
+    match runs.prune_outputs(before).await {
+        Ok(0) => {}
+        Ok(steps) => tracing::debug!(steps, "cleared step outputs past their retention"),
+        Err(error) => tracing::warn!(%error, "clearing old step outputs failed"),
+    }
 }

@@ -13,7 +13,7 @@ use chrono::Duration as Span;
 use common::{entry, t0, TestClock};
 use dragnet_core::clock::Clock;
 use dragnet_core::ports::cache::CacheStore;
-use dragnet_store::{spawn_sweeper, Db};
+use dragnet_store::{spawn_sweeper, sweep_store_once, Db};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -26,6 +26,7 @@ on_both_backends!(
     list_shows_every_entry,
     sweep_deletes_only_expired_entries,
     the_sweeper_sweeps_a_real_store,
+    a_one_shot_sweep_deletes_what_expired,
 );
 
 async fn migrations_are_idempotent(db: Db) -> anyhow::Result<()> {
@@ -291,5 +292,26 @@ async fn the_sweeper_sweeps_a_real_store(db: Db) -> anyhow::Result<()> {
     tracker.close();
     tracker.wait().await;
     ensure!(swept, "the sweeper deleted the expired entry");
+    Ok(())
+}
+
+async fn a_one_shot_sweep_deletes_what_expired(db: Db) -> anyhow::Result<()> {
+    let clock = TestClock::new(t0());
+    db.cache()
+        .put(&entry(
+            "org:x",
+            "old",
+            "t",
+            b"1",
+            t0() - Span::hours(2),
+            Span::hours(1),
+        ))
+        .await?;
+    db.cache()
+        .put(&entry("org:x", "new", "t", b"2", t0(), Span::hours(1)))
+        .await?;
+    sweep_store_once(&db, None, &clock).await;
+    let left = db.cache().list().await?;
+    ensure!(left.len() == 1 && left[0].key == "new", "{left:?}");
     Ok(())
 }
