@@ -71,9 +71,11 @@ impl Write for Out {
 /// One line on standard error. A closed or full stderr is ignored: what is
 /// said there is for people, and losing it must not stop a run.
 pub fn say(line: &str) {
-    let mut err = io::stderr().lock();
-    let _ = err.write_all(line.as_bytes());
-    let _ = err.write_all(b"\n");
+    // One write per line: a thousand-step run says two thousand lines.
+    let mut text = String::with_capacity(line.len() + 1);
+    text.push_str(line);
+    text.push('\n');
+    let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The writer task behind `StoreObserver`: applies the observer's events to
 //! the store in order and beats the heartbeat of the run in progress.
-//! Events that are already queued are taken together (up to `MAX_BATCH`):
+//! Events that are already queued, and step events that come within
+//! `LINGER` (2 ms) of the first, are taken together (up to `MAX_BATCH`):
 //! the steps they finish are written in one transaction, and a step that
 //! starts and finishes within one batch is written once, finished. Nothing
 //! here panics or stops on a failed write; failures are logged.
@@ -20,6 +21,12 @@ use crate::runs::Runs;
 
 /// The most queued events taken in one batch.
 const MAX_BATCH: usize = 256;
+
+/// How long the writer waits for more step events once one came, so that
+/// steps finishing in a burst are written in one transaction (a group
+/// commit). Only step events wait: a run's start, its end, a flush and
+/// `Close` are written as soon as they come.
+const LINGER: Duration = Duration::from_millis(2);
 
 /// The pauses after each failed try of a run's final write (four tries).
 const FINAL_WRITE_RETRIES: [Duration; 4] = [
@@ -135,13 +142,7 @@ impl Writer {
     /// Handles `first` and the events queued behind it; true when one of
     /// them was `Close` (the ones before it are handled).
     async fn handle_batch(&mut self, first: Event, events: &mut UnboundedReceiver<Event>) -> bool {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match events.try_recv() {
-                Ok(event) => batch.push(event),
-                Err(_) => break,
-            }
-        }
+        let batch = gather(first, events).await;
         let finished_here: HashSet<String> = batch
             .iter()
             .filter_map(|e| match e {
@@ -482,5 +483,39 @@ impl Writer {
 fn log_failure(run_id: &str, event: &'static str, result: crate::error::Result<()>) {
     if let Err(error) = result {
         tracing::warn!(run_id, event, %error, "writing the run record failed");
+    }
+}
+
+/// `first` and the events behind it, up to [`MAX_BATCH`]: those already
+/// queued and, while every one taken is a step event, those that come
+/// within [`LINGER`] of the first. Any other event (a run's end, a flush,
+/// `Close`) ends the wait at once, so lingering never delays a run's end.
+async fn gather(first: Event, events: &mut UnboundedReceiver<Event>) -> Vec<Event> {
+    let is_step = |e: &Event| matches!(e, Event::StepStarted(..) | Event::StepFinished(_));
+    let mut batch = vec![first];
+    drain(&mut batch, events);
+    let until = Instant::now() + LINGER;
+    let mut lingering = batch.iter().all(is_step);
+    while lingering && batch.len() < MAX_BATCH {
+        let taken = batch.len();
+        match tokio::time::timeout_at(until, events.recv()).await {
+            Ok(Some(event)) => {
+                batch.push(event);
+                drain(&mut batch, events);
+            }
+            Ok(None) | Err(_) => break,
+        }
+        lingering = batch[taken..].iter().all(is_step);
+    }
+    batch
+}
+
+/// Moves what is queued into `batch`, up to [`MAX_BATCH`] events.
+fn drain(batch: &mut Vec<Event>, events: &mut UnboundedReceiver<Event>) {
+    while batch.len() < MAX_BATCH {
+        match events.try_recv() {
+            Ok(event) => batch.push(event),
+            Err(_) => break,
+        }
     }
 }
