@@ -13,7 +13,7 @@ use crate::state::AppState;
 pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()> {
     let app = router(state.clone());
     let stopping = state.stopping().clone();
-    let server = axum::serve(listener, app)
+    let server = axum::serve(dragnet_http::listen::sending_at_once(listener), app)
         .with_graceful_shutdown(async move { stopping.cancelled().await });
     let launcher = state.launcher().clone();
     let (served, ()) = tokio::join!(async { server.await }, dragnet_runner::work(launcher));

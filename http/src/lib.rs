@@ -13,13 +13,16 @@
 //! - [`pacing`]: the pace every walk to one host shares ([`Pacing`]);
 //! - [`hosts`]: which hosts may be upstreams ([`HostPolicy`]); [`link`]:
 //!   which next-page links may be followed;
-//! - [`seal`]: AES-256-GCM sealing of secrets at rest ([`Sealer`]).
+//! - [`seal`]: AES-256-GCM sealing of secrets at rest ([`Sealer`]);
+//! - [`listen`]: the serving side's sockets, sending at once
+//!   ([`listen::sending_at_once`], used by the API, the gateway and the shop).
 #![forbid(unsafe_code)]
 
 mod client;
 mod credentials;
 pub mod hosts;
 pub mod link;
+pub mod listen;
 pub mod pacing;
 pub mod redact;
 mod request;

@@ -120,7 +120,7 @@ pub async fn start(addr: SocketAddr) -> std::io::Result<ShopHandle> {
     let app = routes::router(shared.clone());
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        axum::serve(listener, app)
+        axum::serve(dragnet_http::listen::sending_at_once(listener), app)
             .with_graceful_shutdown(async {
                 let _ = stopped.await;
             })
@@ -145,7 +145,7 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router())
+    axum::serve(dragnet_http::listen::sending_at_once(listener), router())
         .with_graceful_shutdown(shutdown)
         .await
 }

@@ -121,7 +121,7 @@ pub async fn serve(
     signal: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     axum::serve(
-        listener,
+        dragnet_http::listen::sending_at_once(listener),
         router.into_make_service_with_connect_info::<SocketAddr>(),
     )
     .with_graceful_shutdown(signal)
