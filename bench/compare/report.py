@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-"""Reads the results of run.sh (hyperfine JSON exports and peak-RSS files),
-prints one table of medians and ratios, and writes SVG charts with gnuplot.
+"""Reads the results of run.sh (hyperfine JSON exports, peak-RSS files and
+the JSON lines of bench/runs_per_second.py and bench/gateway/run.py),
+prints the targets table (every target, its measured ratio or figure, met
+or missed), then one table of medians and ratios, and writes SVG charts
+with gnuplot.
 
 usage: report.py RESULTS_DIR WALK_BYTES BIG_BYTES DOCS_DIR
 """
@@ -71,6 +74,94 @@ engine = data.get("engine", {})
 if "steps-1" in engine and "steps-1000" in engine:
     per_step = (engine["steps-1000"]["median"] - engine["steps-1"]["median"]) / 999
     rows.append(("engine", "per step", "%.1f us" % (per_step * 1e6), "-", "-", "-", "-"))
+
+# ---- the targets ------------------------------------------------------------
+def last_json(name):
+    path = os.path.join(results, name)
+    if not os.path.exists(path):
+        return None
+    lines = [l for l in open(path).read().splitlines() if l.strip()]
+    try:
+        return json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+
+
+def median_of(job, name):
+    e = data.get(job, {}).get(name)
+    return e["median"] if e else None
+
+
+targets = []  # (id, target, goal, measured, met, reproduce)
+
+
+def target(tid, what, goal, measured, met, how):
+    verdict = "-" if met is None else ("met" if met else "MISSED")
+    targets.append((tid, what, goal, measured, verdict, how))
+
+
+shape = data.get("shape", {}).get("dragnet")
+if shape and shape["rss"]:
+    per_input = shape["rss"] / big_bytes
+    target("P2", "filter + project of a 24 MB page: peak RSS / input", "<= 1.30x",
+           "%.2fx (%.1f MB)" % (per_input, shape["rss"] / 1e6), per_input <= 1.30,
+           "bash bench/compare/run.sh (job shape)")
+jq, dn = median_of("shape", "jq"), median_of("shape", "dragnet")
+if jq and dn:
+    target("P2", "filter + project: jq's time / dragnet's", ">= 10x", "%.1fx" % (jq / dn),
+           jq / dn >= 10, "bash bench/compare/run.sh (job shape)")
+for backend, tid in (("postgres", "P3"), ("sqlite", "P3")):
+    live, hit = median_of("cache", backend + "-live"), median_of("cache", backend + "-cached")
+    if live and hit:
+        target(tid, "cached dragnet run vs live walk, %s" % backend, ">= 50x",
+               "%.1fx (%s vs %s)" % (live / hit, fmt_s(hit), fmt_s(live)), live / hit >= 50,
+               "bash bench/compare/run.sh (job cache)")
+one, thousand = median_of("engine", "steps-1"), median_of("engine", "steps-1000")
+if one and thousand:
+    per_step = (thousand - one) / 999
+    target("P4", "engine: whole-process cost per step", "<= 20 us", "%.1f us" % (per_step * 1e6),
+           per_step <= 20e-6, "bash bench/compare/run.sh (job engine)")
+rps = last_json("rps.json")
+if rps:
+    for level in rps["levels"]:
+        ok = level["end_to_end_per_s"] >= 150 and level["failed"] == 0
+        target("P8", "runs/s end to end, %d submitters (start p50 %.0f ms, p99 %.0f ms; accepted %.0f/s)"
+               % (level["submitters"], level["start_p50_ms"], level["start_p99_ms"], level["accepted_per_s"]),
+               ">= 150/s", "%.1f/s" % level["end_to_end_per_s"], ok,
+               "python3 bench/runs_per_second.py BINARY")
+gw = last_json("gateway.json")
+if gw and "stdio" in gw:
+    r = gw["stdio"]["ratio"]
+    target("P9", "1,000 calls through dragnet mcp --stdio / direct", "<= 1.15x", "%.2fx" % r, r <= 1.15,
+           "$PY bench/gateway/run.py BINARY")
+if gw and "http" in gw:
+    h = gw["http"]
+    target("P9", "%d callers of a cached _all_pages over HTTP with tokens: p99 (%.0f calls/s)"
+           % (h["callers"], h["per_s"]), "<= 50 ms", "%.1f ms" % h["p99_ms"], h["p99_ms"] <= 50,
+           "$PY bench/gateway/run.py BINARY")
+walk_req, walk_dn = median_of("walk", "requests"), median_of("walk", "dragnet")
+if walk_req and walk_dn:
+    target("kept", "walk of 21 pages: requests loop's time / dragnet's", "> 1x",
+           "%.1fx" % (walk_req / walk_dn), walk_req > walk_dn, "bash bench/compare/run.sh (job walk)")
+c1, c4 = median_of("fanout", "concurrency-1"), median_of("fanout", "concurrency-4")
+if c1 and c4:
+    target("kept", "fan-out: concurrency 4 vs 1", ">= 3.5x", "%.2fx" % (c1 / c4), c1 / c4 >= 3.5,
+           "bash bench/compare/run.sh (job fanout)")
+
+if targets:
+    thead = ("id", "target", "goal", "measured", "verdict")
+    tw = [max(len(str(r[i])) for r in targets + [thead]) for i in range(len(thead))]
+    tline = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, tw))
+    print("TARGETS")
+    print(tline(thead))
+    print(tline(["-" * w for w in tw]))
+    for t in targets:
+        print(tline(t[:5]))
+    print()
+    with open(os.path.join(results, "targets.md"), "w") as f:
+        f.write("| id | target | goal | measured | verdict | reproduce |\n|---|---|---|---|---|---|\n")
+        for t in targets:
+            f.write("| %s | %s | %s | %s | %s | `%s` |\n" % t)
 
 head = ("job", "contender", "median", "range", "ratio", "peak RSS", "RSS/input")
 widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
