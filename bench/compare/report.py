@@ -25,7 +25,7 @@ def floor_rss():
 
 def load():
     out = {}
-    for path in sorted(glob.glob(os.path.join(results, "*.json"))):
+    for path in sorted(glob.glob(os.path.join(results, "*--*.json"))):
         job, name = os.path.basename(path)[:-5].split("--", 1)
         r = json.load(open(path))["results"][0]
         times = r["times"]
