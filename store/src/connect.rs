@@ -103,8 +103,9 @@ async fn connect_postgres(url: &str, size: PoolSize) -> Result<Db> {
     let target = target(&options);
     // Reach the server first: the pool would retry a refused connection
     // until its timeout and then only say that it timed out. A socket is
-    // enough to tell (no backend is started for it); the pool's own first
-    // connection then reports a refused login at once.
+    // enough to tell (no login, no session: the server's process for it
+    // ends as soon as it closes); the pool's own first connection then
+    // reports a refused login at once.
     match tokio::time::timeout(CONNECT_TIMEOUT, reach(&options)).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => {
