@@ -485,6 +485,26 @@ class RawCaller:
         return status
 
 
+def calls_outcome(latencies, wall, setup_s, problems, first_rows, answer_chars, first,
+                  gateway_cpu, client_cpu_s, delete_answers):
+    """What either HTTP load generator reports: the calls' latencies and
+    wall time, the problems seen, the walk's shape, and the CPU seconds each
+    side spent while the callers ran (which side is the limit)."""
+    cpu0, cpu1 = gateway_cpu
+    return {
+        "latencies": latencies,
+        "wall": wall,
+        "setup_s": setup_s,
+        "problems": problems,
+        "rows": len(first_rows or []),
+        "answer_chars": answer_chars[0] if answer_chars else None,
+        "first_cache": first.get("_cache"),
+        "gateway_cpu_s": None if cpu0 is None or cpu1 is None else cpu1 - cpu0,
+        "client_cpu_s": client_cpu_s,
+        "session_delete_answers": delete_answers,
+    }
+
+
 def bench_http_calls_raw(url, warm_token, tokens, per_caller, gateway_pid, mode):
     stateless = mode == "stateless"
     # The walk that fills the cache (a miss on the fresh store), then one
@@ -562,20 +582,10 @@ def bench_http_calls_raw(url, warm_token, tokens, per_caller, gateway_pid, mode)
         t.join()
     wall = time.perf_counter() - t0
     cpu1, client1 = cpu_seconds(gateway_pid), time.process_time()
-    return {
-        "latencies": [x for mine in latencies for x in mine],
-        "wall": wall,
-        "setup_s": setup_s,
-        "problems": problems,
-        "rows": len(first_rows or []),
-        "answer_chars": answer_chars[0] if answer_chars else None,
-        "first_cache": first.get("_cache"),
-        # CPU seconds spent while the callers ran (which side is the limit);
-        # this client's include its threads' session DELETEs (legacy).
-        "gateway_cpu_s": None if cpu0 is None or cpu1 is None else cpu1 - cpu0,
-        "client_cpu_s": client1 - client0,
-        "session_delete_answers": {str(k): v for k, v in delete_statuses.items()},
-    }
+    # This client's CPU includes its threads' session DELETEs (legacy).
+    return calls_outcome([x for mine in latencies for x in mine], wall, setup_s, problems,
+                         first_rows, answer_chars, first, (cpu0, cpu1), client1 - client0,
+                         {str(k): v for k, v in delete_statuses.items()})
 
 
 # -------------------------------------- (B) callers: the Python mcp client
@@ -672,21 +682,10 @@ async def bench_http_calls_mcp(url, warm_token, tokens, per_caller, gateway_pid,
     await asyncio.gather(*tasks)
     wall = time.perf_counter() - t0
     cpu1, client1 = cpu_seconds(gateway_pid), time.process_time()
-    return {
-        "latencies": latencies,
-        "wall": wall,
-        "setup_s": setup_s,
-        "problems": problems,
-        "rows": len(first_rows or []),
-        "answer_chars": answer_chars[0] if answer_chars else None,
-        "first_cache": first.get("_cache"),
-        # CPU seconds spent while the callers ran (which side is the limit);
-        # this client's include its sessions' closing (legacy).
-        "gateway_cpu_s": None if cpu0 is None or cpu1 is None else cpu1 - cpu0,
-        "client_cpu_s": client1 - client0,
-        # Sessions whose closing DELETE was not answered 200/204, by answer.
-        "session_delete_answers": dict(terminations.seen),
-    }
+    # This client's CPU includes its sessions' closing (legacy); the
+    # DELETE answers counted are those not 200/204, by answer.
+    return calls_outcome(latencies, wall, setup_s, problems, first_rows, answer_chars, first,
+                         (cpu0, cpu1), client1 - client0, dict(terminations.seen))
 
 
 # -------------------------------------------------- (B) the gateway and totals
