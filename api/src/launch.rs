@@ -3,6 +3,7 @@
 //! launching and cancelling are [`dragnet_runner`]'s.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use dragnet_engine::run::RunRecord;
 use dragnet_engine::workflow::{model::Workflow, Diagnostics};
@@ -55,9 +56,12 @@ pub async fn compile(
 
 /// The team's workflow `name` at its current version, compiled, and that
 /// version.
-pub async fn current(state: &AppState, team_id: &str, name: &str) -> ApiResult<(Workflow, i64)> {
-    let dir = state.config().runner.workflows_dir.clone();
-    Ok(runner_compile::current(state.db(), dir, team_id, name).await?)
+pub async fn current(
+    state: &AppState,
+    team_id: &str,
+    name: &str,
+) -> ApiResult<(Arc<Workflow>, i64)> {
+    Ok(runner_compile::current(state.launcher(), team_id, name).await?)
 }
 
 /// The team a caller asks as.

@@ -142,9 +142,8 @@ fn plan_local(
 }
 
 /// The team's workflow `name`, current version, compiled.
-async fn current(launcher: &Launcher, team_id: &str, name: &str) -> Result<(Workflow, i64)> {
-    let workflows_dir = launcher.config().workflows_dir.clone();
-    compile::current(launcher.db(), workflows_dir, team_id, name).await
+async fn current(launcher: &Launcher, team_id: &str, name: &str) -> Result<(Arc<Workflow>, i64)> {
+    compile::current(launcher, team_id, name).await
 }
 
 /// The ticks a backfill of `name` would run, with the complete run each
@@ -283,7 +282,7 @@ async fn advance_held(
             Some(w) => w.clone(),
             None => match current(launcher, &row.team_id, &row.workflow).await {
                 Ok((wf, version)) => {
-                    let w = (Arc::new(wf), version);
+                    let w = (wf, version);
                     workflow = Some(w.clone());
                     w
                 }

@@ -13,7 +13,6 @@
 //! was left for anyone to claim, until the server stops taking work.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use dragnet_engine::run::{RunStatus, StepStatus};
@@ -107,8 +106,7 @@ async fn resume(launcher: &Launcher, lease: Lease) -> Result<()> {
     let Some(row) = db.runs().claimed_run(&lease.run_id).await? else {
         return Ok(());
     };
-    let workflows_dir = launcher.config().workflows_dir.clone();
-    let wf = compile::version(db, workflows_dir, &row.team_id, &row.workflow, row.version).await?;
+    let wf = compile::version(launcher, &row.team_id, &row.workflow, row.version).await?;
     let record = row
         .launch
         .as_ref()
@@ -124,9 +122,15 @@ async fn resume(launcher: &Launcher, lease: Lease) -> Result<()> {
             }
         }
     }
-    // Taken over: the steps that had succeeded keep their records.
+    // Taken over: the steps that had succeeded keep their records. A first
+    // attempt is a queued run nobody held before (a run handed back or
+    // whose lease expired is claimed with a later attempt): it has none.
     let mut resumed = 0;
-    if let Some(own) = db.runs().get_run(&lease.run_id).await? {
+    let own = match lease.attempt {
+        1 => None,
+        _ => db.runs().get_run(&lease.run_id).await?,
+    };
+    if let Some(own) = own {
         for step in own.steps {
             if step.status == StepStatus::Succeeded {
                 resumed += 1;
@@ -158,6 +162,6 @@ async fn resume(launcher: &Launcher, lease: Lease) -> Result<()> {
         reuse,
         lease,
     };
-    spawn_run(launcher, launch, Arc::new(wf), request, row.inputs);
+    spawn_run(launcher, launch, wf, request, row.inputs);
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The handle runs are started through: the store, the settings, the
 //! clock, the runs this process is running and its concurrency slots, the
-//! counters its runs feed, the tracker its tasks are spawned on and the two
-//! tokens that stop them. The API's run requests, the scheduler and the
+//! counters its runs feed, the workflow versions it compiled, the tracker
+//! its tasks are spawned on and the two tokens that stop them. The API's run requests, the scheduler and the
 //! claim passes each hold one (never the API's state).
 
 use std::sync::Arc;
@@ -11,6 +11,7 @@ use dragnet_store::{Db, LeaseLength};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::compile::Compiled;
 use crate::config::{RunnerConfig, TickClock};
 use crate::gate::Gate;
 use crate::live::LiveRuns;
@@ -27,6 +28,8 @@ struct Inner {
     live: LiveRuns,
     gate: Gate,
     metrics: Arc<Metrics>,
+    /// Workflow versions compiled here, kept for the next run of each.
+    compiled: Compiled,
     tracker: TaskTracker,
     /// Cancelled when this process stops taking work.
     stopping: CancellationToken,
@@ -51,6 +54,7 @@ impl Launcher {
             db,
             gate: Gate::new(config.max_running_runs),
             metrics: Arc::new(Metrics::default()),
+            compiled: Compiled::default(),
             config,
             clock,
             live: LiveRuns::default(),
@@ -104,6 +108,11 @@ impl Launcher {
 
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.0.metrics
+    }
+
+    /// The workflow versions compiled here (`compile::version` keeps them).
+    pub fn compiled(&self) -> &Compiled {
+        &self.0.compiled
     }
 
     pub(crate) fn gate(&self) -> &Gate {

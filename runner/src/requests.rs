@@ -3,7 +3,6 @@
 //! a step), cancel one wherever it runs.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use dragnet_engine::run::{self, RunRecord, RunStatus};
 use serde_json::{Map, Value};
@@ -42,15 +41,14 @@ pub async fn start(
     if launcher.stopping().is_cancelled() {
         return Err(Error::ShuttingDown);
     }
-    let workflows_dir = launcher.config().workflows_dir.clone();
-    let (wf, version) = compile::current(launcher.db(), workflows_dir, asker.team_id, name).await?;
+    let (wf, version) = compile::current(launcher, asker.team_id, name).await?;
     let inputs = run::resolve_inputs(&wf, &request.inputs).map_err(|e| match e {
         dragnet_engine::Error::Input { name, message } => Error::InvalidInput { name, message },
         other => Error::Engine(other),
     })?;
     let submission = Submission {
         team_id: asker.team_id.to_string(),
-        workflow: Arc::new(wf),
+        workflow: wf,
         version,
         request,
         inputs,
@@ -101,15 +99,7 @@ pub async fn rerun(
     if launcher.stopping().is_cancelled() {
         return Err(Error::ShuttingDown);
     }
-    let workflows_dir = launcher.config().workflows_dir.clone();
-    let wf = compile::version(
-        launcher.db(),
-        workflows_dir,
-        asker.team_id,
-        &original.workflow,
-        version,
-    )
-    .await?;
+    let wf = compile::version(launcher, asker.team_id, &original.workflow, version).await?;
     let mut reuse = HashMap::new();
     if let Some(step) = from {
         let Some(index) = wf.steps.iter().position(|s| s.id.as_str() == step) else {
@@ -147,7 +137,7 @@ pub async fn rerun(
     }
     let submission = Submission {
         team_id: asker.team_id.to_string(),
-        workflow: Arc::new(wf),
+        workflow: wf,
         version,
         request: RunRequest {
             inputs: given,

@@ -7,7 +7,6 @@
 //! Only runs a schedule fired count as its overlap.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use dragnet_engine::run;
@@ -274,13 +273,7 @@ async fn fire(
     now: DateTime<Utc>,
     queued: bool,
 ) -> Result<Option<String>> {
-    let workflows_dir = launcher.config().workflows_dir.clone();
-    let current = compile::current(
-        launcher.db(),
-        workflows_dir,
-        &schedule.team_id,
-        &schedule.workflow,
-    );
+    let current = compile::current(launcher, &schedule.team_id, &schedule.workflow);
     let prepared = match current.await {
         Ok((wf, version)) => run::resolve_inputs(&wf, &serde_json::Map::new())
             .map(|inputs| (wf, version, inputs))
@@ -312,7 +305,7 @@ async fn fire(
     let trigger = trigger_value(launcher, schedule, at, now).await?;
     let submission = Submission {
         team_id: schedule.team_id.clone(),
-        workflow: Arc::new(wf),
+        workflow: wf,
         version,
         request: RunRequest::default(),
         inputs,

@@ -163,3 +163,21 @@ pub async fn steal_lease(db: &Db, run_id: &str, owner: &str) -> crate::Result<()
     };
     Ok(())
 }
+
+/// Ends every queued or running run as succeeded and unheld, as if each
+/// had run to its end (tests that need a history of ended runs).
+pub async fn end_every_run(db: &Db) -> crate::Result<()> {
+    const SQL: &str = "UPDATE runs SET status = 'succeeded', lease_owner = NULL, \
+         lease_expires_at = NULL WHERE status IN ('queued', 'running')";
+    let op = |backend| crate::Error::query(backend, "testing.end_every_run");
+    match db {
+        Db::Postgres(pool) => sqlx::query(SQL)
+            .execute(pool)
+            .await
+            .map_err(op("postgres"))?,
+        Db::Sqlite(pool) => {
+            sqlx::query(SQL).execute(pool).await.map_err(op("sqlite"))?;
+        }
+    };
+    Ok(())
+}

@@ -45,8 +45,8 @@ impl DocumentSource {
             }
             DocumentSource::Confined { uploaded, root } => {
                 let relative = confined_path(path)?;
-                let key = relative.to_string_lossy().replace('\\', "/");
-                if let Some(text) = uploaded.get(&key).or_else(|| uploaded.get(path)) {
+                let key = upload_key(&relative);
+                if let Some(text) = find_upload(uploaded, &key, path) {
                     return Ok(FoundDocument {
                         name: key,
                         text: text.clone(),
@@ -62,6 +62,35 @@ impl DocumentSource {
             }
         }
     }
+
+    /// Whether `path` is read from the documents uploaded with the
+    /// workflow (so reading it again gives the same text), rather than
+    /// from a folder that may change between two reads.
+    pub fn is_uploaded(&self, path: &str) -> bool {
+        match self {
+            DocumentSource::Files { .. } => false,
+            DocumentSource::Confined { uploaded, .. } => {
+                confined_path(path).is_ok_and(|relative| {
+                    find_upload(uploaded, &upload_key(&relative), path).is_some()
+                })
+            }
+        }
+    }
+}
+
+/// The name an uploaded document is stored under: its relative path with
+/// `/` between names.
+fn upload_key(relative: &Path) -> String {
+    relative.to_string_lossy().replace('\\', "/")
+}
+
+/// The uploaded document named `key`, or `path` as written.
+fn find_upload<'a>(
+    uploaded: &'a BTreeMap<String, String>,
+    key: &str,
+    path: &str,
+) -> Option<&'a String> {
+    uploaded.get(key).or_else(|| uploaded.get(path))
 }
 
 /// `path` as a relative path of plain names, or why it is refused.
@@ -151,6 +180,8 @@ mod tests {
             both.read("./shop.yaml").map(|d| d.text).ok().as_deref(),
             Some("uploaded")
         );
+        assert!(both.is_uploaded("./shop.yaml"));
+        assert!(!both.is_uploaded("other.yaml"));
         let disk = DocumentSource::Confined {
             uploaded: BTreeMap::new(),
             root: Some(root.clone()),
@@ -159,6 +190,7 @@ mod tests {
             disk.read("shop.yaml").map(|d| d.text).ok().as_deref(),
             Some("on disk")
         );
+        assert!(!disk.is_uploaded("shop.yaml"));
         assert!(disk.read("../secret.txt").unwrap_err().contains(".."));
         #[cfg(unix)]
         assert!(disk.read("link.yaml").unwrap_err().contains("outside"));

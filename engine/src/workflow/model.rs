@@ -110,6 +110,8 @@ pub enum ProviderKind {
 /// An imported OpenAPI document and where its requests go.
 #[derive(Debug, Clone)]
 pub struct OpenApiProvider {
+    /// The `openapi:` path as written (where the document was read from).
+    pub document: String,
     pub toolkit: Arc<Toolkit>,
     pub base_url: String,
     /// By variable name (or team secret name); read when a run starts.

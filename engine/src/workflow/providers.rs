@@ -147,6 +147,7 @@ fn openapi(
     };
     let toolkit = toolkit.and_then(|kit| paged_as_named(cx, c, kit, &file.paging))?;
     Some(OpenApiProvider {
+        document: document.trim().to_string(),
         toolkit,
         base_url: base_url?.to_string(),
         credentials: file.credentials.clone(),

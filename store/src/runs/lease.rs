@@ -115,10 +115,23 @@ impl LeaseSql for SqliteTime {
 }
 
 /// The runs nobody holds: queued and unclaimed, or whose lease expired.
+/// Its first two conditions are the predicate of the partial index
+/// `runs_claim_order`, written the same way so that both backends' planners
+/// see the index applies (SQLite needs each of its terms in the query).
 fn unheld(now: &str) -> String {
     format!(
-        "team_id IS NOT NULL AND ((status = 'queued' AND lease_owner IS NULL) \
-         OR (status IN ('queued', 'running') AND lease_expires_at < {now}))"
+        "status IN ('queued', 'running') AND team_id IS NOT NULL \
+         AND ((status = 'queued' AND lease_owner IS NULL) \
+         OR lease_expires_at < {now})"
+    )
+}
+
+/// The oldest run nobody holds, locked for this claimer (on PostgreSQL).
+fn next_claimable<T: LeaseSql>() -> String {
+    format!(
+        "SELECT run_id FROM runs WHERE {unheld} ORDER BY started_at, run_id LIMIT 1 {skip}",
+        unheld = unheld(T::NOW),
+        skip = T::SKIP_LOCKED,
     )
 }
 
@@ -130,13 +143,11 @@ impl Leases {
             let sql = format!(
                 "UPDATE runs SET attempt = attempt + 1, lease_owner = $1, \
                  lease_expires_at = {now} + $2{ms} \
-                 WHERE run_id = (SELECT run_id FROM runs WHERE {unheld} \
-                   ORDER BY started_at, run_id LIMIT 1 {skip}) \
+                 WHERE run_id = ({next}) \
                  RETURNING run_id, attempt",
                 now = T::NOW,
                 ms = T::MS,
-                unheld = unheld(T::NOW),
-                skip = T::SKIP_LOCKED,
+                next = next_claimable::<T>(),
             );
             let row = sqlx::query(&sql)
                 .bind(owner)
@@ -292,6 +303,28 @@ impl Leases {
                 .map_err(Error::query(self.backend(), "runs.holds_lease"))?
         });
         Ok(n > 0)
+    }
+}
+
+#[cfg(feature = "testing")]
+impl Leases {
+    /// How the backend plans to pick the next run to claim, once its
+    /// statistics are fresh: the lines of `EXPLAIN` (PostgreSQL) or
+    /// `EXPLAIN QUERY PLAN` (SQLite) of the claim's inner query.
+    pub async fn claim_plan(&self) -> Result<Vec<String>> {
+        let op = || Error::query(self.backend(), "testing.claim_plan");
+        with_pool!(self, |pool, T| {
+            let (analyze, explain, column) = match self.backend() {
+                "postgres" => ("ANALYZE runs", "EXPLAIN", 0),
+                _ => ("ANALYZE", "EXPLAIN QUERY PLAN", 3),
+            };
+            sqlx::query(analyze).execute(pool).await.map_err(op())?;
+            let sql = format!("{explain} {}", next_claimable::<T>());
+            let rows = sqlx::query(&sql).fetch_all(pool).await.map_err(op())?;
+            rows.iter()
+                .map(|row| sqlx::Row::try_get::<String, _>(row, column).map_err(op()))
+                .collect()
+        })
     }
 }
 
