@@ -171,13 +171,27 @@ pub async fn end_every_run(db: &Db) -> crate::Result<()> {
          lease_expires_at = NULL WHERE status IN ('queued', 'running')";
     let op = |backend| crate::Error::query(backend, "testing.end_every_run");
     match db {
-        Db::Postgres(pool) => sqlx::query(SQL)
-            .execute(pool)
-            .await
-            .map_err(op("postgres"))?,
+        Db::Postgres(pool) => {
+            sqlx::query(SQL).execute(pool).await.map_err(op("postgres"))?;
+        }
         Db::Sqlite(pool) => {
             sqlx::query(SQL).execute(pool).await.map_err(op("sqlite"))?;
         }
-    };
+    }
+    Ok(())
+}
+
+/// Refreshes the planner's statistics of the runs table, as autovacuum
+/// (PostgreSQL) or `ANALYZE` (SQLite) would at that moment.
+pub async fn analyze_runs(db: &Db) -> crate::Result<()> {
+    let op = |backend| crate::Error::query(backend, "testing.analyze_runs");
+    match db {
+        Db::Postgres(pool) => {
+            sqlx::query("ANALYZE runs").execute(pool).await.map_err(op("postgres"))?;
+        }
+        Db::Sqlite(pool) => {
+            sqlx::query("ANALYZE runs").execute(pool).await.map_err(op("sqlite"))?;
+        }
+    }
     Ok(())
 }

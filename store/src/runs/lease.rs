@@ -308,17 +308,16 @@ impl Leases {
 
 #[cfg(feature = "testing")]
 impl Leases {
-    /// How the backend plans to pick the next run to claim, once its
-    /// statistics are fresh: the lines of `EXPLAIN` (PostgreSQL) or
-    /// `EXPLAIN QUERY PLAN` (SQLite) of the claim's inner query.
+    /// How the backend plans to pick the next run to claim with the
+    /// statistics it has: the lines of `EXPLAIN` (PostgreSQL) or `EXPLAIN
+    /// QUERY PLAN` (SQLite) of the claim's inner query.
     pub async fn claim_plan(&self) -> Result<Vec<String>> {
         let op = || Error::query(self.backend(), "testing.claim_plan");
         with_pool!(self, |pool, T| {
-            let (analyze, explain, column) = match self.backend() {
-                "postgres" => ("ANALYZE runs", "EXPLAIN", 0),
-                _ => ("ANALYZE", "EXPLAIN QUERY PLAN", 3),
+            let (explain, column) = match self.backend() {
+                "postgres" => ("EXPLAIN", 0),
+                _ => ("EXPLAIN QUERY PLAN", 3),
             };
-            sqlx::query(analyze).execute(pool).await.map_err(op())?;
             let sql = format!("{explain} {}", next_claimable::<T>());
             let rows = sqlx::query(&sql).fetch_all(pool).await.map_err(op())?;
             rows.iter()
