@@ -172,7 +172,10 @@ pub async fn end_every_run(db: &Db) -> crate::Result<()> {
     let op = |backend| crate::Error::query(backend, "testing.end_every_run");
     match db {
         Db::Postgres(pool) => {
-            sqlx::query(SQL).execute(pool).await.map_err(op("postgres"))?;
+            sqlx::query(SQL)
+                .execute(pool)
+                .await
+                .map_err(op("postgres"))?;
         }
         Db::Sqlite(pool) => {
             sqlx::query(SQL).execute(pool).await.map_err(op("sqlite"))?;
@@ -187,10 +190,16 @@ pub async fn analyze_runs(db: &Db) -> crate::Result<()> {
     let op = |backend| crate::Error::query(backend, "testing.analyze_runs");
     match db {
         Db::Postgres(pool) => {
-            sqlx::query("ANALYZE runs").execute(pool).await.map_err(op("postgres"))?;
+            sqlx::query("ANALYZE runs")
+                .execute(pool)
+                .await
+                .map_err(op("postgres"))?;
         }
         Db::Sqlite(pool) => {
-            sqlx::query("ANALYZE runs").execute(pool).await.map_err(op("sqlite"))?;
+            sqlx::query("ANALYZE runs")
+                .execute(pool)
+                .await
+                .map_err(op("sqlite"))?;
         }
     }
     Ok(())
