@@ -22,6 +22,7 @@
 pub mod http;
 mod progress;
 pub(crate) mod resources;
+mod stdio;
 
 use std::sync::Arc;
 
@@ -464,14 +465,13 @@ fn result_of(answer: Answer, links: bool) -> CallToolResponse {
 /// Serves `agent` over this process's stdin and stdout until the client
 /// goes away.
 pub async fn serve_stdio(agent: McpAgent) -> Result<(), crate::Error> {
-    let running =
-        agent
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| crate::Error::Session {
-                ended: false,
-                message: e.to_string(),
-            })?;
+    let running = agent
+        .serve(stdio::stdio())
+        .await
+        .map_err(|e| crate::Error::Session {
+            ended: false,
+            message: e.to_string(),
+        })?;
     running
         .waiting()
         .await
