@@ -6,7 +6,8 @@
 //! how many, and how to read the rest. The whole answer is stored under a
 //! `_resultId` (15 minutes, the caller's organisation and thread), and so
 //! is every complete walk, cut or not, so an agent can query it again
-//! without walking again.
+//! without walking again. A cache hit that says exactly what an answer
+//! stored moments ago names that stored result ([`crate::stored_hits`]).
 
 use chrono::{DateTime, Utc};
 use dragnet_core::Payload;
@@ -17,6 +18,7 @@ use serde_json::{json, Value};
 use crate::error::Error;
 use crate::render::{as_said, render, render_cut};
 use crate::results::{keep_as, ResultLink, StoredResult};
+use crate::stored_hits::{Said, StoredHits};
 
 /// The budget when none is configured.
 pub const DEFAULT_BUDGET_TOKENS: usize = 8_000;
@@ -70,6 +72,7 @@ pub async fn guard(
     store: &dyn ResultStore<Payload>,
     scope: &ResultScope,
     now: DateTime<Utc>,
+    hits: &StoredHits,
 ) -> Result<Guarded, Error> {
     let (full, form) = as_said(&result).unwrap_or_else(|| (render(&result), Form::json()));
     let fits = estimate_tokens(&full) <= budget.tokens;
@@ -79,6 +82,20 @@ pub async fn guard(
         return Ok(Guarded {
             text: full,
             stored: None,
+            cut: None,
+        });
+    }
+    // A cache hit saying what an answer stored moments ago names it again.
+    let said = fits.then(|| Said::of(&result, scope, &full)).flatten();
+    if let Some(link) = said.as_ref().and_then(|s| hits.find(s, now)) {
+        let text = render_cut(
+            &result,
+            usize::MAX,
+            vec![("_resultId", json!(link.id.as_str()))],
+        );
+        return Ok(Guarded {
+            text,
+            stored: Some(link),
             cut: None,
         });
     }
@@ -104,9 +121,13 @@ pub async fn guard(
         payload: result.payload,
     };
     keep_as(store, &id, scope, &stored, now).await?;
+    let link = ResultLink::to(&id, &stored);
+    if let Some(said) = said {
+        hits.keep(said, link.clone(), now);
+    }
     Ok(Guarded {
         text,
-        stored: Some(ResultLink::to(&id, &stored)),
+        stored: Some(link),
         cut,
     })
 }
@@ -228,9 +249,16 @@ mod tests {
     async fn an_answer_over_the_budget_is_cut_at_a_row_and_stored_whole() {
         let store = Memory::default();
         let budget = SizeBudget { tokens: 500 };
-        let g = guard(walk(1000, true), budget, &store, &scope(), now())
-            .await
-            .unwrap();
+        let g = guard(
+            walk(1000, true),
+            budget,
+            &store,
+            &scope(),
+            now(),
+            &StoredHits::default(),
+        )
+        .await
+        .unwrap();
         assert!(
             estimate_tokens(&g.text) <= budget.tokens,
             "{}",
@@ -256,14 +284,28 @@ mod tests {
     async fn a_small_answer_passes_and_a_complete_walk_is_kept_anyway() {
         let store = Memory::default();
         let budget = SizeBudget::default();
-        let partial = guard(walk(5, false), budget, &store, &scope(), now())
-            .await
-            .unwrap();
+        let partial = guard(
+            walk(5, false),
+            budget,
+            &store,
+            &scope(),
+            now(),
+            &StoredHits::default(),
+        )
+        .await
+        .unwrap();
         assert!(partial.stored.is_none() && partial.cut.is_none());
         assert_eq!(partial.text, render(&walk(5, false)));
-        let complete = guard(walk(5, true), budget, &store, &scope(), now())
-            .await
-            .unwrap();
+        let complete = guard(
+            walk(5, true),
+            budget,
+            &store,
+            &scope(),
+            now(),
+            &StoredHits::default(),
+        )
+        .await
+        .unwrap();
         assert!(complete.cut.is_none());
         let v: Value = serde_json::from_str(&complete.text).unwrap();
         assert_eq!(v["items"].as_array().map(Vec::len), Some(5));
@@ -279,12 +321,20 @@ mod tests {
             single.payload = Payload::Single(dragnet_core::json::to_raw(raw.to_string()));
             single
         };
-        let g = guard(said("\"Echo: hello\""), budget, &store, &scope, now());
+        let hits = StoredHits::default();
+        let g = guard(
+            said("\"Echo: hello\""),
+            budget,
+            &store,
+            &scope,
+            now(),
+            &hits,
+        );
         let g = g.await.unwrap();
         assert_eq!(g.text, "Echo: hello");
         assert!(g.stored.is_none() && g.cut.is_none());
         let object = r#"{"id": 7,  "name":"Ada"}"#;
-        let g = guard(said(object), budget, &store, &scope, now());
+        let g = guard(said(object), budget, &store, &scope, now(), &hits);
         assert_eq!(g.await.unwrap().text, object);
         // What it would not say alone stays: where an answer came from.
         let mut cached = said(object);
@@ -294,8 +344,18 @@ mod tests {
             mode: dragnet_core::ports::cache::CacheMode::On,
             cached_at: Some(now()),
             expires_at: Some(now()),
+            entry: None,
         });
-        let g = guard(cached, budget, &store, &scope, now()).await.unwrap();
+        let g = guard(
+            cached,
+            budget,
+            &store,
+            &scope,
+            now(),
+            &StoredHits::default(),
+        )
+        .await
+        .unwrap();
         let v: Value = serde_json::from_str(&g.text).unwrap();
         assert_eq!(
             (v["id"].clone(), v["_cache"]["hit"].clone()),
@@ -310,7 +370,9 @@ mod tests {
         let text = json!({"report": "x".repeat(50_000)}).to_string();
         big.payload = Payload::Single(dragnet_core::json::to_raw(text));
         let budget = SizeBudget { tokens: 1000 };
-        let g = guard(big, budget, &store, &scope(), now()).await.unwrap();
+        let g = guard(big, budget, &store, &scope(), now(), &StoredHits::default())
+            .await
+            .unwrap();
         assert!(estimate_tokens(&g.text) <= budget.tokens);
         let v: Value = serde_json::from_str(&g.text).unwrap();
         assert!(v["_truncatedText"]
@@ -326,9 +388,16 @@ mod tests {
         let mut quoted = walk(0, true);
         let text = json!({"q": "\"\u{1}".repeat(20_000)}).to_string();
         quoted.payload = Payload::Single(dragnet_core::json::to_raw(text));
-        let g = guard(quoted, budget, &store, &scope(), now())
-            .await
-            .unwrap();
+        let g = guard(
+            quoted,
+            budget,
+            &store,
+            &scope(),
+            now(),
+            &StoredHits::default(),
+        )
+        .await
+        .unwrap();
         assert!(
             estimate_tokens(&g.text) <= budget.tokens,
             "{}",

@@ -18,6 +18,7 @@
 //!   signed); [`token`]: HS256 caller tokens; [`oauth`]: OAuth access
 //!   tokens from configured issuers (keys, checks, the metadata document).
 //! - [`results`]: stored results (the id, its time to live);
+//!   [`stored_hits`]: complete walks served again from the cache, stored once;
 //!   [`caller`]: the Caller (claims, thread, runtime credentials, its cache
 //!   scope and TTL); [`connections`]: the sealer of connected-app
 //!   credentials.
@@ -53,6 +54,7 @@ pub mod retrieval;
 pub mod runtime;
 #[cfg(test)]
 mod secrets_tests;
+pub mod stored_hits;
 #[cfg(test)]
 mod testing;
 pub mod token;

@@ -28,6 +28,13 @@ pub struct Row {
 #[derive(Default)]
 pub struct Memory(Mutex<HashMap<String, Row>>);
 
+impl Memory {
+    /// How many results are kept.
+    pub fn kept(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+}
+
 impl ResultStore<Payload> for Memory {
     fn put<'a>(
         &'a self,

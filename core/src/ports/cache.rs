@@ -100,4 +100,15 @@ pub struct CacheLabel {
     pub mode: CacheMode,
     pub cached_at: Option<DateTime<Utc>>,
     pub expires_at: Option<DateTime<Utc>>,
+    /// The entry served or written: its `CacheEntry::scope` and `key`.
+    pub entry: Option<EntryName>,
+}
+
+/// Which cache entry: whose (`CacheEntry::scope`) and which call
+/// (`CacheEntry::key`). Two answers naming the same entry and the same
+/// `cached_at` hold the same rows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EntryName {
+    pub scope: String,
+    pub key: String,
 }

@@ -39,6 +39,7 @@ use crate::listing::{agent_tools, Bound};
 use crate::restriction::{PendingCuts, FETCH_TOOL, QUERY_TOOL};
 use crate::results::ResultLink;
 use crate::retrieval;
+use crate::stored_hits::StoredHits;
 use dragnet_providers::mcp_tools::tool_of;
 use dragnet_providers::{McpCall, McpUpstream, ProviderUpstream, UpstreamProgressSink};
 
@@ -66,6 +67,8 @@ pub struct Gateway {
     results: Arc<dyn ResultStore<Payload>>,
     cache: Option<(Arc<dyn CacheStore>, CacheMode)>,
     cuts: PendingCuts,
+    /// Complete walks stored from cache hits, named again by the same answer.
+    stored_hits: StoredHits,
     clock: Arc<dyn Clock>,
     /// The supervisors of upstream MCP servers, and their stop signal.
     tasks: TaskTracker,
@@ -273,6 +276,7 @@ impl Gateway {
             results,
             cache,
             cuts: PendingCuts::default(),
+            stored_hits: StoredHits::default(),
             clock,
             tasks,
             shutdown,
@@ -555,7 +559,8 @@ impl Gateway {
             Ok(r) => r,
             Err(e) => return Answer::error(secrets.text(e.to_string())),
         };
-        match guard(result, budget, self.results.as_ref(), scope, now).await {
+        let results = self.results.as_ref();
+        match guard(result, budget, results, scope, now, &self.stored_hits).await {
             Ok(g) => {
                 if let (Some(link), Some(_)) = (&g.stored, g.cut) {
                     self.cuts.cut(scope, &link.id, now);

@@ -12,7 +12,7 @@ use crate::shape::shape;
 use crate::verdict_note::cached_verdict;
 use dragnet_core::json_rows::Rows;
 use dragnet_core::payload::Payload;
-use dragnet_core::ports::cache::{CacheEntry, CacheLabel, CacheMode};
+use dragnet_core::ports::cache::{CacheEntry, CacheLabel, CacheMode, EntryName};
 
 /// A live entry for this call, decoded, when the policy allows serving.
 pub async fn lookup(
@@ -72,6 +72,10 @@ pub fn hit(
             mode,
             cached_at: Some(entry.cached_at),
             expires_at: Some(entry.expires_at),
+            entry: Some(EntryName {
+                scope: entry.scope.clone(),
+                key: entry.key.clone(),
+            }),
         }),
     }
 }
@@ -87,6 +91,7 @@ pub async fn record(policy: &CachePolicy, key: String, result: &LoopResult) -> O
         mode: policy.mode,
         cached_at: None,
         expires_at: None,
+        entry: None,
     };
     if !result.verdict.complete {
         // Only complete walks are ever stored.
@@ -108,6 +113,10 @@ pub async fn record(policy: &CachePolicy, key: String, result: &LoopResult) -> O
             label.stored = true;
             label.cached_at = Some(entry.cached_at);
             label.expires_at = Some(entry.expires_at);
+            label.entry = Some(EntryName {
+                scope: entry.scope,
+                key: entry.key,
+            });
         }
         Err(e) => {
             tracing::warn!(tool = %policy.tool_id, error = %e, "storing a complete walk failed")
