@@ -31,7 +31,8 @@
 #   gateway  the gateway's own cost (bench/gateway/run.py, the Python `mcp`
 #            client from .ci/python.sh): 1,000 calls through `dragnet mcp
 #            --stdio` vs direct, and 100 concurrent callers of a cached
-#            `_all_pages` walk over streamable HTTP with tokens.
+#            `_all_pages` walk over streamable HTTP with tokens (callers:
+#            Python threads, then wrk's connections for 5 s).
 #
 # It prints the targets first (every one with its measured ratio or figure,
 # met or MISSED; also written to $OUT/results/targets.md), then the table
@@ -49,7 +50,7 @@ say() { printf '== %s\n' "$*" >&2; }
 
 # ---- tools ------------------------------------------------------------------
 need=()
-for pair in nginx:nginx-light jq:jq hyperfine:hyperfine gnuplot:gnuplot-nox; do
+for pair in nginx:nginx-light jq:jq hyperfine:hyperfine gnuplot:gnuplot-nox wrk:wrk; do
   command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}")
 done
 [ -x /usr/bin/time ] || need+=(time)
@@ -213,7 +214,11 @@ esac
 case " ${SKIP:-} " in *" gateway "*) ;; *)
   say "the gateway's own cost: stdio pass-through and cached walks over HTTP"
   MCP_PY=$(bash .ci/python.sh)
-  "$MCP_PY" bench/gateway/run.py "$DRAGNET" > "$OUT/results/gateway.json" ;;
+  "$MCP_PY" bench/gateway/run.py "$DRAGNET" > "$OUT/results/gateway.json"
+  # The same cached walk with wrk's connections as the callers: the
+  # Python callers above spend about as much CPU as the gateway itself on
+  # the same two cores, so their latencies are partly their own.
+  "$MCP_PY" bench/gateway/run.py "$DRAGNET" --only http --http-client wrk > "$OUT/results/gateway-wrk.json" ;;
 esac
 
 # ---- the table and the charts -----------------------------------------------

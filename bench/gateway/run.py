@@ -39,6 +39,14 @@ asserts nothing about time.
       answer is read as JSON or as server-sent events (its `data:` lines).
       Calls of 40 ms or more are counted: the delayed-ACK stall an answer
       sent in two writes meets while the gateway's socket has Nagle on.
+    - wrk: wrk (from Debian's packages) with one keep-alive connection per
+      caller on 2 threads, stateless POSTs as above, the callers' tokens
+      taken in turn, for --wrk-seconds (5) rather than PER_CALLER calls.
+      Its Lua script checks every answer as above (a hit, complete, not
+      cut, the first walk's row count, counted by its `status` fields) and
+      reports wrk's own latency percentiles. A C load generator spends a
+      fifth of what the Python threads spend a call, so the gateway gets
+      the cores the way a load from other machines would leave them.
     - mcp: the Python `mcp` client (2.3.0), each caller an asyncio task in
       this process with its own session (--http-mode legacy, the default
       for it, or 2026-07-28 as `stateless`). That client costs more CPU
@@ -55,7 +63,8 @@ means, errors, whether the answers matched, CPU seconds, the load).
 Usage: PY=/tmp/dragnet-ci-venv/bin/python
        $PY bench/gateway/run.py BINARY [--calls 1000] [--callers 100]
            [--per-caller 10] [--rounds 3] [--database-url URL]
-           [--http-client raw|mcp] [--http-mode stateless|legacy]
+           [--http-client raw|wrk|mcp] [--http-mode stateless|legacy]
+           [--wrk-seconds 5]
            [--only stdio|http]
 (a part not run is null in the JSON)
 """
@@ -66,6 +75,7 @@ import http.client
 import json
 import logging
 import os
+import resource
 import secrets
 import shutil
 import signal
@@ -588,6 +598,128 @@ def bench_http_calls_raw(url, warm_token, tokens, per_caller, gateway_pid, mode)
                          {str(k): v for k, v in delete_statuses.items()})
 
 
+# -------------------------------------- (B) callers: wrk
+
+# wrk's script: every request a stateless 2026-07-28 `tools/call` of the
+# walk, the tokens taken in turn; each answer checked (a cache hit,
+# complete, not cut, the first walk's row count); `done` prints one JSON
+# line. wrk runs for a duration, not a number of calls.
+WRK_LUA = r"""
+local tokens, body, rows, sent, seen = {}, nil, 0, 0, 0
+local threads = {}
+problems, first_problem = 0, ""
+function setup(thread)
+  thread:set("offset", math.random(1, 100000))
+  table.insert(threads, thread)
+end
+function init(args)
+  for line in io.lines(args[1]) do table.insert(tokens, line) end
+  local f = io.open(args[2]); body = f:read("*a"); f:close()
+  rows = tonumber(args[3])
+  sent = offset or 0
+end
+function request()
+  sent = sent + 1
+  local headers = {
+    ["Authorization"] = "Bearer " .. tokens[(sent % #tokens) + 1],
+    ["Accept"] = "application/json, text/event-stream",
+    ["Content-Type"] = "application/json",
+    ["MCP-Protocol-Version"] = "2026-07-28",
+    ["Mcp-Method"] = "tools/call",
+    ["Mcp-Name"] = "listOrders",
+  }
+  return wrk.format("POST", nil, headers, body)
+end
+local function count(text, pattern)
+  local n = 0
+  for _ in string.gmatch(text, pattern) do n = n + 1 end
+  return n
+end
+function response(status, headers, answer)
+  seen = seen + 1
+  local wrong = nil
+  if status ~= 200 then wrong = "HTTP " .. status
+  elseif not string.find(answer, '\\"hit\\":true', 1, true) then wrong = "not a cache hit"
+  elseif not string.find(answer, '\\"_pagingComplete\\":true', 1, true) then wrong = "incomplete"
+  elseif string.find(answer, '_truncated', 1, true) then wrong = "cut"
+  elseif count(answer, '\\"status\\":') ~= rows then wrong = "rows: " .. count(answer, '\\"status\\":')
+  end
+  if wrong then
+    problems = problems + 1
+    if first_problem == "" then first_problem = wrong .. ": " .. string.sub(answer, 1, 300) end
+  end
+end
+local function quoted(text)
+  return '"' .. string.gsub(text, '[%c"\\]', function(c)
+    return string.format("\\u%04x", string.byte(c))
+  end) .. '"'
+end
+function done(summary, latency, requests)
+  local wrong, first = 0, ""
+  for _, t in ipairs(threads) do
+    wrong = wrong + t:get("problems")
+    if first == "" then first = t:get("first_problem") end
+  end
+  local out = {
+    string.format('"problems":%d', wrong),
+    '"first_problem":' .. quoted(first),
+    string.format('"calls":%d', summary.requests),
+    string.format('"wall_s":%.6f', summary.duration / 1e6),
+    string.format('"errors":%d', summary.errors.status + summary.errors.connect
+      + summary.errors.read + summary.errors.write + summary.errors.timeout),
+    string.format('"min_ms":%.3f', latency.min / 1000),
+    string.format('"p50_ms":%.3f', latency:percentile(50) / 1000),
+    string.format('"p90_ms":%.3f', latency:percentile(90) / 1000),
+    string.format('"p99_ms":%.3f', latency:percentile(99) / 1000),
+    string.format('"max_ms":%.3f', latency.max / 1000),
+  }
+  io.write("{" .. table.concat(out, ",") .. "}\n")
+end
+"""
+
+
+def bench_http_calls_wrk(url, warm_token, tokens, seconds, gateway_pid, tmp):
+    """The callers as wrk's connections (2 threads, one connection per
+    caller): a C load generator, so the client's own CPU does not crowd
+    the gateway's on the same cores. (latency percentiles, the rest as
+    `calls_outcome`.)"""
+    warm = RawCaller(url, warm_token, True)
+    try:
+        warm.open()
+        is_error, first, said = warm.call(WALK_TOOL, dict(WALK_ARGS))
+        if is_error or not isinstance(first, dict):
+            raise RuntimeError(f"the first walk failed: {said}")
+        _, hit, _ = warm.call(WALK_TOOL, dict(WALK_ARGS))
+    finally:
+        warm.close()
+    log_first_walk(first, hit)
+    first_rows = rows_of(first)
+    message, _ = warm.call_message(WALK_TOOL, dict(WALK_ARGS))
+    (tmp / "wrk.lua").write_text(WRK_LUA)
+    (tmp / "wrk.tokens").write_text("\n".join(tokens) + "\n")
+    (tmp / "wrk.body").write_text(json.dumps(message))
+    command = [
+        "wrk", "-t", "2", "-c", str(len(tokens)), "-d", f"{seconds}s", "--timeout", "60s",
+        "-s", str(tmp / "wrk.lua"), url, "--",
+        str(tmp / "wrk.tokens"), str(tmp / "wrk.body"), str(len(first_rows or [])),
+    ]
+    cpu0 = cpu_seconds(gateway_pid)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ran = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu1 = cpu_seconds(gateway_pid)
+    if ran.returncode != 0:
+        raise RuntimeError(f"wrk failed ({ran.returncode}): {ran.stderr[-2000:]}")
+    said = json.loads(ran.stdout.strip().splitlines()[-1])
+    problems = [said["first_problem"]] * said["problems"] if said["problems"] else []
+    if said["errors"]:
+        problems.append(f"{said['errors']} socket or status errors (wrk)")
+    client_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    outcome = calls_outcome([], said["wall_s"], 0.0, problems, first_rows, [], first, (cpu0, cpu1), client_cpu, {})
+    outcome["wrk"] = said
+    return outcome
+
+
 # -------------------------------------- (B) callers: the Python mcp client
 
 
@@ -691,7 +823,7 @@ async def bench_http_calls_mcp(url, warm_token, tokens, per_caller, gateway_pid,
 # -------------------------------------------------- (B) the gateway and totals
 
 
-def bench_http(binary, tmp, callers, per_caller, database_url, client, mode):
+def bench_http(binary, tmp, callers, per_caller, database_url, client, mode, wrk_seconds=5):
     config = fill("http.agent.yaml.tmpl", tmp / "http.agent.yaml", openapi=SHOP_OPENAPI)
     db = database_url or f"sqlite://{tmp / 'http.db'}"
     # The token secret: random per run, passed by environment, never printed.
@@ -709,12 +841,17 @@ def bench_http(binary, tmp, callers, per_caller, database_url, client, mode):
         tokens = asyncio.run(mint(binary, config, env, users))
         if client == "raw":
             seen = bench_http_calls_raw(url, tokens[0], tokens[1:], per_caller, gateway.pid, mode)
+        elif client == "wrk":
+            seen = bench_http_calls_wrk(url, tokens[0], tokens[1:], wrk_seconds, gateway.pid, tmp)
         else:
             seen = asyncio.run(bench_http_calls_mcp(url, tokens[0], tokens[1:], per_caller, gateway.pid, mode))
     finally:
         stop(gateway)
     lat = sorted(seen["latencies"])
     n = len(lat)
+    by_wrk = seen.get("wrk")
+    if by_wrk:
+        n = by_wrk["calls"]
     if seen["problems"]:
         log(f"  {len(seen['problems'])} problems, the first ones:")
         for p in seen["problems"][:5]:
@@ -722,7 +859,9 @@ def bench_http(binary, tmp, callers, per_caller, database_url, client, mode):
         tail = log_path.read_text(errors="replace").strip()
         if tail:
             log("  gateway log (tail):\n" + tail[-2000:])
-    if client == "raw":
+    if client == "wrk":
+        sessions = "stateless 2026-07-28 POSTs by wrk (2 threads), one keep-alive connection per caller, the tokens taken in turn"
+    elif client == "raw":
         sessions = (
             "stateless 2026-07-28 POSTs (no initialize), one keep-alive connection and token per caller thread"
             if mode == "stateless"
@@ -730,14 +869,15 @@ def bench_http(binary, tmp, callers, per_caller, database_url, client, mode):
         )
     else:
         sessions = f"one {'legacy MCP session' if mode == 'legacy' else '2026-07-28 mcp client'} per caller (asyncio task), each with its own token"
+    pick = lambda key, value: by_wrk[key] if by_wrk else value()  # noqa: E731
     return {
         "callers": callers,
         "calls": n,
         "per_s": round(n / seen["wall"], 1) if seen["wall"] else None,
-        "p50_ms": round(percentile(lat, 50) * 1000, 3) if n else None,
-        "p99_ms": round(percentile(lat, 99) * 1000, 3) if n else None,
-        "max_ms": round(lat[-1] * 1000, 3) if n else None,
-        "cached": n == callers * per_caller and not seen["problems"],
+        "p50_ms": pick("p50_ms", lambda: round(percentile(lat, 50) * 1000, 3) if lat else None),
+        "p99_ms": pick("p99_ms", lambda: round(percentile(lat, 99) * 1000, 3) if lat else None),
+        "max_ms": pick("max_ms", lambda: round(lat[-1] * 1000, 3) if lat else None),
+        "cached": (bool(n) if by_wrk else n == callers * per_caller) and not seen["problems"],
         "client": client,
         "mode": mode,
         "per_caller": per_caller,
@@ -753,14 +893,14 @@ def bench_http(binary, tmp, callers, per_caller, database_url, client, mode):
         if seen["gateway_cpu_s"] is None or not n
         else round(seen["gateway_cpu_s"] / n * 1000, 3),
         "client_cpu_ms_per_call": round(seen["client_cpu_s"] / n * 1000, 3) if n else None,
-        "p90_ms": round(percentile(lat, 90) * 1000, 3) if n else None,
-        "min_ms": round(lat[0] * 1000, 3) if n else None,
+        "p90_ms": pick("p90_ms", lambda: round(percentile(lat, 90) * 1000, 3) if lat else None),
+        "min_ms": pick("min_ms", lambda: round(lat[0] * 1000, 3) if lat else None),
         # Calls that took 40 ms or more: Linux's delayed-ACK timer. An answer
         # whose headers leave before its body (always in a legacy session:
         # an SSE priming event first) waits for the client's ACK while the
         # gateway's socket has Nagle on (no TCP_NODELAY); the count shows
         # whether it still does.
-        "calls_40ms_or_more": sum(1 for x in lat if x >= 0.040),
+        "calls_40ms_or_more": None if by_wrk else sum(1 for x in lat if x >= 0.040),
         # Sessions whose closing DELETE was not answered 200/202/204, by answer.
         "session_delete_answers": seen["session_delete_answers"],
     }
@@ -807,17 +947,21 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="stdio runs of each variant")
     ap.add_argument("--database-url", help="the gateway's store (default: SQLite files in a temp dir)")
     ap.add_argument(
-        "--http-client", choices=["raw", "mcp"], default="raw",
-        help="(B)'s callers: raw JSON-RPC over http.client, one thread each (default), or the Python mcp client",
+        "--http-client", choices=["raw", "wrk", "mcp"], default="raw",
+        help="(B)'s callers: raw JSON-RPC over http.client, one thread each (default), wrk's connections "
+        "(stateless only; a C load generator), or the Python mcp client",
     )
     ap.add_argument(
         "--http-mode", choices=["stateless", "legacy"],
         help="(B)'s protocol: stateless 2026-07-28 requests or legacy sessions "
         "(default: stateless for the raw client, legacy for the mcp client)",
     )
+    ap.add_argument("--wrk-seconds", type=int, default=5, help="how long wrk's callers run (--http-client wrk)")
     ap.add_argument("--only", choices=["stdio", "http"], help="run one part only (the other is null in the JSON)")
     args = ap.parse_args()
-    mode = args.http_mode or ("stateless" if args.http_client == "raw" else "legacy")
+    mode = args.http_mode or ("legacy" if args.http_client == "mcp" else "stateless")
+    if args.http_client == "wrk" and mode != "stateless":
+        sys.exit("--http-client wrk sends stateless requests only")
     binary = str(Path(args.binary).resolve())
     if not os.access(binary, os.X_OK):
         sys.exit(f"no executable dragnet at {binary}")
@@ -833,7 +977,8 @@ def main():
         if args.only in (None, "http"):
             log(f"(B) http: {args.callers} callers x {args.per_caller} calls ({args.http_client} client, {mode})")
             http = bench_http(
-                binary, tmp, args.callers, args.per_caller, args.database_url, args.http_client, mode
+                binary, tmp, args.callers, args.per_caller, args.database_url, args.http_client, mode,
+                args.wrk_seconds,
             )
         table(stdio, http)
         # The machine: other work running meanwhile skews every number.
