@@ -31,6 +31,7 @@ on_both_backends!(
     cancellation_still_writes_the_final_status,
     dead_processes_and_stale_heartbeats_interrupt_runs,
     runs_read_back_typed_through_the_run_log,
+    a_batch_of_many_steps_is_written_whole_and_a_step_named_twice_as_last_said,
 );
 
 fn owner() -> RunOwner {
@@ -480,5 +481,47 @@ async fn runs_read_back_typed_through_the_run_log(db: Db) -> anyhow::Result<()> 
         "{statuses:?}"
     );
     ensure!(listed[1].steps == 3 && listed[1].failed == 0);
+    Ok(())
+}
+
+/// A batch larger than one statement's rows (64), with one step named
+/// twice: every row lands, each as its record says, the twice-named one
+/// as the later record.
+async fn a_batch_of_many_steps_is_written_whole_and_a_step_named_twice_as_last_said(
+    db: Db,
+) -> anyhow::Result<()> {
+    let n = 150;
+    let mut run = record("many", t0());
+    run.steps = (0..n)
+        .map(|i| StepRecord::pending(&format!("s{i}"), StepType::Branch))
+        .collect();
+    db.runs().write_run(&run, &owner(), t0()).await?;
+    let finished: Vec<StepRecord> = (0..n)
+        .map(|i| {
+            let mut step = StepRecord::pending(&format!("s{i}"), StepType::Branch);
+            step.status = StepStatus::Succeeded;
+            step.started_at = Some(t0());
+            step.finished_at = Some(t0() + Span::milliseconds(i as i64));
+            step.duration_ms = i as u64;
+            step.attempts = 1;
+            step
+        })
+        .collect();
+    let mut again = finished[7].clone();
+    again.status = StepStatus::Failed;
+    again.reason = Some("failed on the second try".into());
+    let mut batch: Vec<(usize, &StepRecord)> = finished.iter().enumerate().collect();
+    batch.insert(3, (7, &finished[7]));
+    batch.push((7, &again));
+    db.runs().write_steps("many", &batch).await?;
+    let got = db.runs().get_run("many").await?.context("stored")?;
+    ensure!(got.steps.len() == n, "{} steps", got.steps.len());
+    for (i, step) in got.steps.iter().enumerate() {
+        ensure!(step.id == format!("s{i}"), "step {i} is {}", step.id);
+        ensure!(step.duration_ms == i as u64, "step {i}: {}", step.duration_ms);
+        let want = if i == 7 { StepStatus::Failed } else { StepStatus::Succeeded };
+        ensure!(step.status == want, "step {i}: {:?}", step.status);
+    }
+    ensure!(got.steps[7].reason.as_deref() == Some("failed on the second try"));
     Ok(())
 }
