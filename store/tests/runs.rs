@@ -518,8 +518,16 @@ async fn a_batch_of_many_steps_is_written_whole_and_a_step_named_twice_as_last_s
     ensure!(got.steps.len() == n, "{} steps", got.steps.len());
     for (i, step) in got.steps.iter().enumerate() {
         ensure!(step.id == format!("s{i}"), "step {i} is {}", step.id);
-        ensure!(step.duration_ms == i as u64, "step {i}: {}", step.duration_ms);
-        let want = if i == 7 { StepStatus::Failed } else { StepStatus::Succeeded };
+        ensure!(
+            step.duration_ms == i as u64,
+            "step {i}: {}",
+            step.duration_ms
+        );
+        let want = if i == 7 {
+            StepStatus::Failed
+        } else {
+            StepStatus::Succeeded
+        };
         ensure!(step.status == want, "step {i}: {:?}", step.status);
     }
     ensure!(got.steps[7].reason.as_deref() == Some("failed on the second try"));
