@@ -515,11 +515,10 @@ def calls_outcome(latencies, wall, setup_s, problems, first_rows, answer_chars, 
     }
 
 
-def bench_http_calls_raw(url, warm_token, tokens, per_caller, gateway_pid, mode):
-    stateless = mode == "stateless"
-    # The walk that fills the cache (a miss on the fresh store), then one
-    # more on the same connection to see the hit's label.
-    warm = RawCaller(url, warm_token, stateless)
+def warm_up(warm):
+    """The walk that fills the cache (a miss on the fresh store), then one
+    more on the same connection to see the hit's label; (the first
+    answer, its rows)."""
     try:
         warm.open()
         is_error, first, said = warm.call(WALK_TOOL, dict(WALK_ARGS))
@@ -529,7 +528,12 @@ def bench_http_calls_raw(url, warm_token, tokens, per_caller, gateway_pid, mode)
     finally:
         warm.close()
     log_first_walk(first, hit)
-    first_rows = rows_of(first)
+    return first, rows_of(first)
+
+
+def bench_http_calls_raw(url, warm_token, tokens, per_caller, gateway_pid, mode):
+    stateless = mode == "stateless"
+    first, first_rows = warm_up(RawCaller(url, warm_token, stateless))
 
     callers = len(tokens)
     latencies = [[] for _ in tokens]
@@ -684,16 +688,7 @@ def bench_http_calls_wrk(url, warm_token, tokens, seconds, gateway_pid, tmp):
     the gateway's on the same cores. (latency percentiles, the rest as
     `calls_outcome`.)"""
     warm = RawCaller(url, warm_token, True)
-    try:
-        warm.open()
-        is_error, first, said = warm.call(WALK_TOOL, dict(WALK_ARGS))
-        if is_error or not isinstance(first, dict):
-            raise RuntimeError(f"the first walk failed: {said}")
-        _, hit, _ = warm.call(WALK_TOOL, dict(WALK_ARGS))
-    finally:
-        warm.close()
-    log_first_walk(first, hit)
-    first_rows = rows_of(first)
+    first, first_rows = warm_up(warm)
     message, _ = warm.call_message(WALK_TOOL, dict(WALK_ARGS))
     (tmp / "wrk.lua").write_text(WRK_LUA)
     (tmp / "wrk.tokens").write_text("\n".join(tokens) + "\n")
