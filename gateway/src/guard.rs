@@ -88,13 +88,8 @@ pub async fn guard(
     // A cache hit saying what an answer stored moments ago names it again.
     let said = fits.then(|| Said::of(&result, scope, &full)).flatten();
     if let Some(link) = said.as_ref().and_then(|s| hits.find(s, now)) {
-        let text = render_cut(
-            &result,
-            usize::MAX,
-            vec![("_resultId", json!(link.id.as_str()))],
-        );
         return Ok(Guarded {
-            text,
+            text: whole_with_id(&result, &link.id),
             stored: Some(link),
             cut: None,
         });
@@ -102,10 +97,7 @@ pub async fn guard(
     let id = ResultId::new();
     let total = result.visible().len();
     let (text, cut) = match (fits, walk) {
-        (true, _) => (
-            render_cut(&result, usize::MAX, vec![("_resultId", json!(id.as_str()))]),
-            None,
-        ),
+        (true, _) => (whole_with_id(&result, &id), None),
         (false, true) => {
             let kept = rows_that_fit(&result, &id, total, budget);
             (
@@ -130,6 +122,11 @@ pub async fn guard(
         stored: Some(link),
         cut,
     })
+}
+
+/// The whole answer, with the `_resultId` it is stored under.
+fn whole_with_id(result: &LoopResult, id: &ResultId) -> String {
+    render_cut(result, usize::MAX, vec![("_resultId", json!(id.as_str()))])
 }
 
 /// `_resultId` and `_truncated` of an answer cut to `kept` of `total` rows.
@@ -245,20 +242,23 @@ mod tests {
         DateTime::from_timestamp(1_790_000_000, 0).unwrap_or_default()
     }
 
+    /// `guard` at `now()`, remembering no earlier answer.
+    async fn guard_once(
+        result: LoopResult,
+        budget: SizeBudget,
+        store: &Memory,
+        scope: &ResultScope,
+    ) -> Result<Guarded, Error> {
+        guard(result, budget, store, scope, now(), &StoredHits::default()).await
+    }
+
     #[tokio::test]
     async fn an_answer_over_the_budget_is_cut_at_a_row_and_stored_whole() {
         let store = Memory::default();
         let budget = SizeBudget { tokens: 500 };
-        let g = guard(
-            walk(1000, true),
-            budget,
-            &store,
-            &scope(),
-            now(),
-            &StoredHits::default(),
-        )
-        .await
-        .unwrap();
+        let g = guard_once(walk(1000, true), budget, &store, &scope())
+            .await
+            .unwrap();
         assert!(
             estimate_tokens(&g.text) <= budget.tokens,
             "{}",
@@ -284,28 +284,14 @@ mod tests {
     async fn a_small_answer_passes_and_a_complete_walk_is_kept_anyway() {
         let store = Memory::default();
         let budget = SizeBudget::default();
-        let partial = guard(
-            walk(5, false),
-            budget,
-            &store,
-            &scope(),
-            now(),
-            &StoredHits::default(),
-        )
-        .await
-        .unwrap();
+        let partial = guard_once(walk(5, false), budget, &store, &scope())
+            .await
+            .unwrap();
         assert!(partial.stored.is_none() && partial.cut.is_none());
         assert_eq!(partial.text, render(&walk(5, false)));
-        let complete = guard(
-            walk(5, true),
-            budget,
-            &store,
-            &scope(),
-            now(),
-            &StoredHits::default(),
-        )
-        .await
-        .unwrap();
+        let complete = guard_once(walk(5, true), budget, &store, &scope())
+            .await
+            .unwrap();
         assert!(complete.cut.is_none());
         let v: Value = serde_json::from_str(&complete.text).unwrap();
         assert_eq!(v["items"].as_array().map(Vec::len), Some(5));
@@ -321,20 +307,12 @@ mod tests {
             single.payload = Payload::Single(dragnet_core::json::to_raw(raw.to_string()));
             single
         };
-        let hits = StoredHits::default();
-        let g = guard(
-            said("\"Echo: hello\""),
-            budget,
-            &store,
-            &scope,
-            now(),
-            &hits,
-        );
+        let g = guard_once(said("\"Echo: hello\""), budget, &store, &scope);
         let g = g.await.unwrap();
         assert_eq!(g.text, "Echo: hello");
         assert!(g.stored.is_none() && g.cut.is_none());
         let object = r#"{"id": 7,  "name":"Ada"}"#;
-        let g = guard(said(object), budget, &store, &scope, now(), &hits);
+        let g = guard_once(said(object), budget, &store, &scope);
         assert_eq!(g.await.unwrap().text, object);
         // What it would not say alone stays: where an answer came from.
         let mut cached = said(object);
@@ -346,16 +324,7 @@ mod tests {
             expires_at: Some(now()),
             entry: None,
         });
-        let g = guard(
-            cached,
-            budget,
-            &store,
-            &scope,
-            now(),
-            &StoredHits::default(),
-        )
-        .await
-        .unwrap();
+        let g = guard_once(cached, budget, &store, &scope).await.unwrap();
         let v: Value = serde_json::from_str(&g.text).unwrap();
         assert_eq!(
             (v["id"].clone(), v["_cache"]["hit"].clone()),
@@ -370,9 +339,7 @@ mod tests {
         let text = json!({"report": "x".repeat(50_000)}).to_string();
         big.payload = Payload::Single(dragnet_core::json::to_raw(text));
         let budget = SizeBudget { tokens: 1000 };
-        let g = guard(big, budget, &store, &scope(), now(), &StoredHits::default())
-            .await
-            .unwrap();
+        let g = guard_once(big, budget, &store, &scope()).await.unwrap();
         assert!(estimate_tokens(&g.text) <= budget.tokens);
         let v: Value = serde_json::from_str(&g.text).unwrap();
         assert!(v["_truncatedText"]
@@ -388,16 +355,7 @@ mod tests {
         let mut quoted = walk(0, true);
         let text = json!({"q": "\"\u{1}".repeat(20_000)}).to_string();
         quoted.payload = Payload::Single(dragnet_core::json::to_raw(text));
-        let g = guard(
-            quoted,
-            budget,
-            &store,
-            &scope(),
-            now(),
-            &StoredHits::default(),
-        )
-        .await
-        .unwrap();
+        let g = guard_once(quoted, budget, &store, &scope()).await.unwrap();
         assert!(
             estimate_tokens(&g.text) <= budget.tokens,
             "{}",

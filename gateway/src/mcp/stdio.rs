@@ -2,10 +2,10 @@
 //! pipes (the way an MCP client starts a server) or Unix sockets, they are
 //! read and written through the runtime's event loop, so a message costs
 //! no hop through tokio's blocking pool: `tokio::io::stdin()` reads on a
-//! blocking thread and hands every line over to a worker, which
-//! on two cores cost the gateway about a fifth of a plain call's time
-//! (`docs/PERFORMANCE.md`, P9). Anything else (a terminal, a file) is
-//! served the usual way.
+//! blocking thread and hands every line over to a worker, which on two
+//! cores was about a third of what the gateway added to a plain call
+//! (0.40 → 0.27 ms; `docs/PERFORMANCE.md`, P9). Anything else (a
+//! terminal, a file) is served the usual way.
 //!
 //! Both descriptors are duplicated and put in non-blocking mode, which
 //! holds for the open pipes themselves: nothing else in this process may
