@@ -13,7 +13,7 @@ use dragnet_http::{Credentials, HttpUpstream};
 use dragnet_walk::filter::Filter;
 use dragnet_walk::options::{parse_fields, Concurrency, ForEachSpec};
 use dragnet_walk::overrides::{apply_roles, PagingRoles};
-use dragnet_walk::{LoopOptions, Runtime, ToolCall};
+use dragnet_walk::{LoopOptions, Runtime, ToolCall, Unshaped};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -162,6 +162,9 @@ pub async fn run(config: &Config, a: CallArgs, out: &mut Out) -> Result<u8> {
         clock: Arc::new(SystemClock),
         cancel,
         journal: None,
+        // Only the rows shaped are printed: a large page is shaped while
+        // it arrives instead of being held whole.
+        unshaped: Unshaped::Dropped,
     };
     let call = ToolCall {
         tool,

@@ -50,6 +50,11 @@ impl Items {
         self.spans.is_empty()
     }
 
+    /// Keeps the first `n` items (their bodies stay).
+    pub fn truncate(&mut self, n: usize) {
+        self.spans.truncate(n);
+    }
+
     /// Item `i` as JSON text.
     pub fn get(&self, i: usize) -> Option<&str> {
         self.spans.get(i).map(|s| self.text(*s))

@@ -46,6 +46,15 @@ impl Rows {
         self.ends.extend(other.ends.iter().map(|e| e + shift));
     }
 
+    /// Keeps the first `n` rows.
+    pub fn truncate(&mut self, n: usize) {
+        if n >= self.ends.len() {
+            return;
+        }
+        self.ends.truncate(n);
+        self.text.truncate(self.ends.last().copied().unwrap_or(0));
+    }
+
     pub fn len(&self) -> usize {
         self.ends.len()
     }
@@ -94,5 +103,13 @@ mod tests {
         none.append(rows.clone());
         assert_eq!(none.iter().last(), Some("4"));
         assert_eq!(none.len(), 4);
+        none.truncate(5);
+        assert_eq!(none.len(), 4);
+        none.truncate(2);
+        assert_eq!(none.iter().collect::<Vec<_>>(), vec![r#"{"a":1}"#, "[2]"]);
+        none.push_text("5");
+        assert_eq!(none.get(2), Some("5"));
+        none.truncate(0);
+        assert!(none.is_empty() && none.text_len() == 0);
     }
 }

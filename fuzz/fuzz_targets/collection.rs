@@ -1,12 +1,16 @@
 //! The collection finder and the page splitter on arbitrary bytes: page one
 //! found under each kind of declaration, then the same text split along the
 //! path page one found (as later pages are), and along a fixed path; the
-//! items kept as ranges into the body read back exactly as split; and the
-//! split on threads (used on large pages) agrees with the one-pass split.
+//! items kept as ranges into the body read back exactly as split; the
+//! split on threads (used on large pages) agrees with the one-pass split;
+//! and the page split while it arrives (`collection::stream`, in pieces
+//! of 1 to 64 bytes) gives the same items, or the same refusal, as the
+//! whole page.
 #![no_main]
 #![forbid(unsafe_code)]
 
 use dragnet_core::items::{ranges_of, Items};
+use dragnet_walk::collection::stream::in_pieces;
 use dragnet_walk::collection::{first_page, split_keeping_fields_on, split_text, Declared};
 use libfuzzer_sys::fuzz_target;
 
@@ -53,6 +57,17 @@ fuzz_target!(|data: &[u8]| {
             }
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             (a, b) => panic!("one pass and threads disagree: {:?} vs {:?}", a.map(|x| x.is_some()), b.map(|x| x.is_some())),
+        }
+    }
+    let piece = 1 + usize::from(mode >> 2) % 64;
+    for path in [&data_path[..], &[]] {
+        let whole = split_text(&text, path)
+            .map(|page| page.map(|p| p.items.iter().map(|i| i.get().to_string()).collect::<Vec<_>>()))
+            .map_err(|_| ());
+        let streamed = in_pieces(&text, path, piece);
+        assert_eq!(streamed.read.clone().map_err(|_| ()), whole, "streamed in pieces of {piece}");
+        if let Ok(Some(items)) = &streamed.read {
+            assert_eq!(streamed.hollow_items.last(), items.last(), "the hollow page keeps the last item");
         }
     }
 });

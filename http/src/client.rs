@@ -19,7 +19,7 @@ use crate::link::{next_of_link_header, resolve_on_origin, LinkRefused};
 use crate::pacing::{Pacing, RateLimit};
 use crate::redact::Redactor;
 use crate::request::{build_parts, RequestParts};
-use crate::{RawResponse, Upstream};
+use crate::{BodySink, RawResponse, SinkRefusal, Upstream};
 use dragnet_core::secret::Secret;
 use dragnet_core::tool::BodyEncoding;
 use dragnet_core::{Tool, UpstreamError};
@@ -185,6 +185,7 @@ impl HttpUpstream {
         parts: &RequestParts,
         mut url: Url,
         max_bytes: u64,
+        sink: Option<&mut dyn BodySink>,
     ) -> Result<RawResponse, UpstreamError> {
         let mut method =
             Method::from_bytes(tool.method.as_upper().as_bytes()).unwrap_or(Method::GET);
@@ -244,17 +245,62 @@ impl HttpUpstream {
             .filter_map(|v| v.to_str().ok())
             .find_map(next_of_link_header)
             .map(|l| self.redactor.text(l));
-        let body = read_body(response, max_bytes).await.map_err(|e| match e {
+        let body_error = |e| match e {
             BodyError::Bound(read) => UpstreamError::ByteBound { read },
             BodyError::Broken(e) => self.failed(connection_message(e)),
-        })?;
+            BodyError::Refused(refusal) => refusal.into_error(status),
+        };
+        let body = match sink {
+            Some(sink) if (200..300).contains(&status) => {
+                stream_body(response, max_bytes, &self.redactor, sink)
+                    .await
+                    .map_err(body_error)?;
+                bytes::Bytes::new()
+            }
+            _ => {
+                let body = read_body(response, max_bytes).await.map_err(body_error)?;
+                self.redactor.bytes(body)
+            }
+        };
         Ok(RawResponse {
             status,
             retry_after,
             rate_limit,
             next_link,
-            body: self.redactor.bytes(body),
+            body,
         })
+    }
+}
+
+impl HttpUpstream {
+    /// The request parts and URL of the tool's own path and query.
+    fn own_target(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+    ) -> Result<(RequestParts, Url), UpstreamError> {
+        let parts = build_parts(tool, arguments).map_err(|e| self.failed(e.to_string()))?;
+        let start = format!("{}{}", self.base_url, parts.path);
+        let mut url = Url::parse(&start)
+            .map_err(|e| self.failed(format!("`{}` is not a valid URL: {e}", self.base_url)))?;
+        if !parts.query.is_empty() {
+            url.query_pairs_mut().extend_pairs(&parts.query);
+        }
+        Ok((parts, url))
+    }
+
+    /// The request parts of the tool, sent to a next-page link instead.
+    fn link_target_of(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        url: &str,
+    ) -> Result<(RequestParts, Url), UpstreamError> {
+        let parts = build_parts(tool, arguments).map_err(|e| self.failed(e.to_string()))?;
+        // Checked again here: nothing but the provider's origin is sent to.
+        let url = resolve_on_origin(&self.base_url, url)
+            .map_err(|refused| self.refused(refused.describe()))?;
+        Ok((parts, url))
     }
 }
 
@@ -265,14 +311,20 @@ impl Upstream for HttpUpstream {
         arguments: &Map<String, Value>,
         max_bytes: u64,
     ) -> Result<RawResponse, UpstreamError> {
-        let parts = build_parts(tool, arguments).map_err(|e| self.failed(e.to_string()))?;
-        let start = format!("{}{}", self.base_url, parts.path);
-        let mut url = Url::parse(&start)
-            .map_err(|e| self.failed(format!("`{}` is not a valid URL: {e}", self.base_url)))?;
-        if !parts.query.is_empty() {
-            url.query_pairs_mut().extend_pairs(&parts.query);
-        }
-        self.exchange(tool, &parts, url, max_bytes).await
+        let (parts, url) = self.own_target(tool, arguments)?;
+        self.exchange(tool, &parts, url, max_bytes, None).await
+    }
+
+    async fn send_into(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        max_bytes: u64,
+        sink: &mut dyn BodySink,
+    ) -> Result<RawResponse, UpstreamError> {
+        let (parts, url) = self.own_target(tool, arguments)?;
+        self.exchange(tool, &parts, url, max_bytes, Some(sink))
+            .await
     }
 
     fn identity(&self) -> String {
@@ -294,11 +346,21 @@ impl Upstream for HttpUpstream {
         url: &str,
         max_bytes: u64,
     ) -> Result<RawResponse, UpstreamError> {
-        let parts = build_parts(tool, arguments).map_err(|e| self.failed(e.to_string()))?;
-        // Checked again here: nothing but the provider's origin is sent to.
-        let url = resolve_on_origin(&self.base_url, url)
-            .map_err(|refused| self.refused(refused.describe()))?;
-        self.exchange(tool, &parts, url, max_bytes).await
+        let (parts, url) = self.link_target_of(tool, arguments, url)?;
+        self.exchange(tool, &parts, url, max_bytes, None).await
+    }
+
+    async fn send_link_into(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        url: &str,
+        max_bytes: u64,
+        sink: &mut dyn BodySink,
+    ) -> Result<RawResponse, UpstreamError> {
+        let (parts, url) = self.link_target_of(tool, arguments, url)?;
+        self.exchange(tool, &parts, url, max_bytes, Some(sink))
+            .await
     }
 }
 
@@ -306,6 +368,37 @@ enum BodyError {
     /// The body passed the bound after this many bytes.
     Bound(u64),
     Broken(reqwest::Error),
+    /// The sink refused the body (`stream_body`).
+    Refused(SinkRefusal),
+}
+
+/// Hands the body to `sink` chunk by chunk, redacted, under the same
+/// bound as `read_body`; nothing of it is kept here.
+async fn stream_body(
+    mut response: reqwest::Response,
+    max_bytes: u64,
+    redactor: &Redactor,
+    sink: &mut dyn BodySink,
+) -> Result<(), BodyError> {
+    if response
+        .content_length()
+        .is_some_and(|length| length > max_bytes)
+    {
+        return Err(BodyError::Bound(0));
+    }
+    let mut read = 0u64;
+    let mut redacting = redactor.stream();
+    let mut give = |piece: &[u8]| sink.take(piece);
+    while let Some(chunk) = response.chunk().await.map_err(BodyError::Broken)? {
+        read += chunk.len() as u64;
+        if read > max_bytes {
+            return Err(BodyError::Bound(read));
+        }
+        redacting
+            .push(&chunk, &mut give)
+            .map_err(BodyError::Refused)?;
+    }
+    redacting.finish(&mut give).map_err(BodyError::Refused)
 }
 
 /// Reads the body chunk by chunk, stopping (and dropping the connection)

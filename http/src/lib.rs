@@ -42,9 +42,9 @@ pub use credentials::{CredentialSpecError, Credentials};
 pub use hosts::{HostPolicy, HostRefused};
 pub use link::LinkRefused;
 pub use pacing::{Pacing, RateLimit};
-pub use redact::Redactor;
+pub use redact::{RedactStream, Redactor};
 pub use request::{build_parts, RequestParts};
-pub use retry::{send_with_retry, FetchError, Target};
+pub use retry::{send_with_retry, send_with_retry_into, FetchError, Target};
 pub use seal::{SealError, Sealer};
 
 /// One answer from an upstream, any status.
@@ -58,6 +58,40 @@ pub struct RawResponse {
     /// The `Link` header's `rel="next"` target, as sent (redacted).
     pub next_link: Option<String>,
     pub body: Bytes,
+}
+
+/// Where a 2xx answer's body goes while it arrives, instead of being kept
+/// whole: a call that keeps only shaped rows splits and shapes each piece
+/// as it comes (dragnet-walk's streamed page), so a large page is never
+/// held in memory.
+pub trait BodySink: Send {
+    /// An attempt begins (a retry included): whatever the sink took
+    /// before is void.
+    fn begin(&mut self);
+    /// The next piece of the body, already redacted. `Err` refuses the
+    /// answer as malformed; no more of it is read.
+    fn take(&mut self, piece: &[u8]) -> Result<(), SinkRefusal>;
+    /// The body bytes taken since `begin` (they count against the
+    /// call's byte bound as a kept body does).
+    fn taken(&self) -> u64;
+}
+
+/// Why a sink refused an answer: what is wrong, and the text around it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SinkRefusal {
+    pub message: String,
+    pub excerpt: String,
+}
+
+impl SinkRefusal {
+    /// The refusal as the upstream error of an answer with `status`.
+    pub fn into_error(self, status: u16) -> UpstreamError {
+        UpstreamError::Malformed {
+            status,
+            message: self.message,
+            excerpt: self.excerpt,
+        }
+    }
 }
 
 /// Anything that can answer one request for a tool: the HTTP client for
@@ -107,9 +141,55 @@ pub trait Upstream: Send + Sync {
         }
     }
 
+    /// As [`Upstream::send`], with a 2xx answer's body handed to `sink`
+    /// while it arrives; the answer returned then has an empty body. This
+    /// default reads the answer whole and hands it over in one piece (an
+    /// MCP server's answer comes whole anyway); the HTTP client streams.
+    fn send_into(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        max_bytes: u64,
+        sink: &mut dyn BodySink,
+    ) -> impl Future<Output = Result<RawResponse, UpstreamError>> + Send {
+        async move {
+            let response = self.send(tool, arguments, max_bytes).await?;
+            into_sink(response, sink)
+        }
+    }
+
+    /// As [`Upstream::send_link`], with the body handed to `sink` as
+    /// [`Upstream::send_into`] does.
+    fn send_link_into(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        url: &str,
+        max_bytes: u64,
+        sink: &mut dyn BodySink,
+    ) -> impl Future<Output = Result<RawResponse, UpstreamError>> + Send {
+        async move {
+            let response = self.send_link(tool, arguments, url, max_bytes).await?;
+            into_sink(response, sink)
+        }
+    }
+
     /// The pacing every walk through this upstream shares; `None` lets
     /// each call pace on its own.
     fn pacing(&self) -> Option<&Pacing> {
         None
     }
+}
+
+/// A whole answer handed to `sink` in one piece, when it is a 2xx one.
+fn into_sink(
+    mut response: RawResponse,
+    sink: &mut dyn BodySink,
+) -> Result<RawResponse, UpstreamError> {
+    if (200..300).contains(&response.status) {
+        let body = std::mem::take(&mut response.body);
+        sink.take(&body)
+            .map_err(|refusal| refusal.into_error(response.status))?;
+    }
+    Ok(response)
 }

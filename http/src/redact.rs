@@ -193,6 +193,75 @@ impl Redactor {
     }
 }
 
+/// A body redacted while it arrives (`Redactor::stream`). A secret may be
+/// split between two pieces, so the bytes of a piece that could begin one
+/// (one fewer than the longest secret) are held for the next.
+pub struct RedactStream<'r> {
+    redactor: &'r Redactor,
+    held: Vec<u8>,
+}
+
+impl Redactor {
+    /// A redaction of one body read piece by piece.
+    pub fn stream(&self) -> RedactStream<'_> {
+        RedactStream {
+            redactor: self,
+            held: Vec::new(),
+        }
+    }
+}
+
+impl RedactStream<'_> {
+    /// Takes the next piece and hands `out` what is ready, redacted.
+    pub fn push<E>(
+        &mut self,
+        piece: &[u8],
+        out: &mut dyn FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Some(longest) = self.redactor.finders.first().map(|f| f.needle().len()) else {
+            return out(piece);
+        };
+        self.held.extend_from_slice(piece);
+        let mut cut = self.held.len().saturating_sub(longest - 1);
+        // A secret that begins before the cut ends within what is held
+        // (none is longer than `longest`): the cut moves past it, so no
+        // secret is handed on in two parts.
+        loop {
+            let mut moved = false;
+            for finder in &self.redactor.finders {
+                let len = finder.needle().len();
+                for at in finder.find_iter(&self.held) {
+                    if at >= cut {
+                        break;
+                    }
+                    if at + len > cut {
+                        cut = at + len;
+                        moved = true;
+                    }
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        if cut == 0 {
+            return Ok(());
+        }
+        out(&self.redactor.replace(&self.held[..cut]))?;
+        self.held.drain(..cut);
+        Ok(())
+    }
+
+    /// The body has ended: what was held, redacted.
+    pub fn finish<E>(&mut self, out: &mut dyn FnMut(&[u8]) -> Result<(), E>) -> Result<(), E> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let held = std::mem::take(&mut self.held);
+        out(&self.redactor.replace(&held))
+    }
+}
+
 /// An upstream whose every answer (bodies, next links, error texts) is
 /// scrubbed of the secrets `redactor` knows, besides whatever the upstream
 /// redacts itself: how a caller holding more secrets than the upstream
@@ -261,6 +330,38 @@ mod tests {
         let out = r.text(body);
         assert!(!out.contains(&b64) && !out.contains("ss/word") && !out.contains("tenant-42"));
         assert_eq!(out.matches(REDACTED).count(), 4, "{out}");
+    }
+
+    /// `text` redacted in pieces of every size gives what the whole gives.
+    fn streamed(r: &Redactor, text: &str, piece: usize) -> String {
+        let mut out = Vec::new();
+        let mut stream = r.stream();
+        let mut keep = |p: &[u8]| -> Result<(), ()> {
+            out.extend_from_slice(p);
+            Ok(())
+        };
+        for chunk in text.as_bytes().chunks(piece) {
+            stream.push(chunk, &mut keep).unwrap();
+        }
+        stream.finish(&mut keep).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_secret_split_between_pieces_is_still_replaced() {
+        let mut r = Redactor::default();
+        r.add("sekret-token-1234");
+        r.add("token-12");
+        r.add("abab-abab");
+        let text =
+            "x sekret-token-1234 y token-12 abab-abab-abab sekret-token-1234sekret-token-1234 z";
+        let whole = r.text(text.to_string());
+        assert!(!whole.contains("token-12") && !whole.contains("abab-abab"));
+        for piece in 1..=text.len() {
+            assert_eq!(streamed(&r, text, piece), whole, "pieces of {piece}");
+        }
+        let none = Redactor::default();
+        assert_eq!(streamed(&none, text, 3), text);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::pacing::Pacing;
-use crate::{RawResponse, Upstream};
+use crate::{BodySink, RawResponse, Upstream};
 use dragnet_core::budget::{Budget, RetryPolicy};
 use dragnet_core::error::excerpt;
 use dragnet_core::verdict::StopReason;
@@ -43,10 +43,21 @@ impl<'a> Target<'a> {
         upstream: &U,
         tool: &Tool,
         room: u64,
+        sink: Option<&mut (dyn BodySink + '_)>,
     ) -> Result<RawResponse, UpstreamError> {
-        match self {
-            Target::Arguments(args) => upstream.send(tool, args, room).await,
-            Target::Link { arguments, url } => upstream.send_link(tool, arguments, url, room).await,
+        match (self, sink) {
+            (Target::Arguments(args), None) => upstream.send(tool, args, room).await,
+            (Target::Arguments(args), Some(sink)) => {
+                upstream.send_into(tool, args, room, sink).await
+            }
+            (Target::Link { arguments, url }, None) => {
+                upstream.send_link(tool, arguments, url, room).await
+            }
+            (Target::Link { arguments, url }, Some(sink)) => {
+                upstream
+                    .send_link_into(tool, arguments, url, room, sink)
+                    .await
+            }
         }
     }
 }
@@ -59,12 +70,41 @@ pub async fn send_with_retry<U: Upstream>(
     budget: &Budget,
     pacing: &Pacing,
 ) -> Result<RawResponse, FetchError> {
+    attempts(upstream, tool, target, budget, pacing, None).await
+}
+
+/// As [`send_with_retry`], with a 2xx answer's body handed to `sink` while
+/// it arrives (the answer returned has an empty body). Every attempt
+/// begins the sink again.
+pub async fn send_with_retry_into<U: Upstream>(
+    upstream: &U,
+    tool: &Tool,
+    target: Target<'_>,
+    budget: &Budget,
+    pacing: &Pacing,
+    sink: &mut dyn BodySink,
+) -> Result<RawResponse, FetchError> {
+    attempts(upstream, tool, target, budget, pacing, Some(sink)).await
+}
+
+async fn attempts<U: Upstream>(
+    upstream: &U,
+    tool: &Tool,
+    target: Target<'_>,
+    budget: &Budget,
+    pacing: &Pacing,
+    mut sink: Option<&mut dyn BodySink>,
+) -> Result<RawResponse, FetchError> {
     let mut retries = 0u32;
     loop {
         let ticket = pacing.admit(budget).await.map_err(FetchError::Stopped)?;
         budget.take_request().map_err(FetchError::Stopped)?;
         let room = budget.limits.max_bytes.saturating_sub(budget.bytes());
-        let answer = tokio::time::timeout_at(budget.deadline(), target.send(upstream, tool, room))
+        if let Some(sink) = sink.as_deref_mut() {
+            sink.begin();
+        }
+        let send = target.send(upstream, tool, room, sink.as_deref_mut());
+        let answer = tokio::time::timeout_at(budget.deadline(), send)
             .await
             .map_err(|_| FetchError::Stopped(StopReason::WallClock))?;
         let error = match answer {
@@ -74,7 +114,8 @@ pub async fn send_with_retry<U: Upstream>(
             }
             Ok(response) => {
                 ticket.answered(&response);
-                budget.add_bytes(response.body.len() as u64);
+                let streamed = sink.as_deref().map_or(0, |s| s.taken());
+                budget.add_bytes(response.body.len() as u64 + streamed);
                 budget.count_answer(Some(response.status));
                 if (200..300).contains(&response.status) {
                     return Ok(response);

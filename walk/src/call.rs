@@ -17,6 +17,7 @@ use crate::options::LoopOptions;
 use crate::result::LoopResult;
 use crate::shape::shape;
 use crate::verdict_note::{compose, Counts, Tally};
+use crate::walk::streamed::Early;
 use crate::walk::{Gathered, Walker};
 use dragnet_core::args;
 use dragnet_core::budget::{Budget, Limits};
@@ -39,13 +40,32 @@ pub struct ToolCall<'a> {
     pub cache: Option<CachePolicy>,
 }
 
-/// Where progress goes, what time it is, how to stop, and where fetched
-/// pages are kept for a later attempt (none: nothing is kept).
+/// Where progress goes, what time it is, how to stop, where fetched
+/// pages are kept for a later attempt (none: nothing is kept), and
+/// whether the caller reads the items as fetched.
 pub struct Runtime<'a> {
     pub progress: &'a dyn ProgressSink,
     pub clock: Arc<dyn Clock>,
     pub cancel: CancellationToken,
     pub journal: Option<Journal<'a>>,
+    pub unshaped: Unshaped,
+}
+
+/// Whether a caller reads the items as fetched, or only the rows shaped
+/// from them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unshaped {
+    /// The result keeps every item fetched ([`LoopResult::payload`]): it is
+    /// stored, cached, or shaped again later.
+    #[default]
+    Kept,
+    /// The caller reads only [`LoopResult::shaped`]. A call with `_fields`
+    /// or `_filter` that neither caches, keeps a journal nor fans out then
+    /// shapes each page as it is kept, splitting a page while it arrives
+    /// when the collection's path is known beforehand, and keeps no item:
+    /// its payload's collection is empty. A large page is never held
+    /// whole. `dragnet call` asks for this.
+    Dropped,
 }
 
 impl Runtime<'static> {
@@ -56,6 +76,7 @@ impl Runtime<'static> {
             clock: Arc::new(SystemClock),
             cancel: CancellationToken::new(),
             journal: None,
+            unshaped: Unshaped::Kept,
         }
     }
 }
@@ -130,6 +151,13 @@ pub async fn execute<U: Upstream>(
     let own_pacing = Pacing::default();
     let pacing = upstream.pacing().unwrap_or(&own_pacing);
     let progress = Mutex::new(Throttled::new(runtime.progress, runtime.clock.clone()));
+    let shaping = !options.filter.is_empty() || options.fields.is_some();
+    let early =
+        (runtime.unshaped == Unshaped::Dropped && shaping && cache.is_none() && for_each.is_none())
+            .then_some(Early {
+                filter: &options.filter,
+                fields: options.fields.as_ref(),
+            });
     let mut walker = Walker {
         upstream,
         tool,
@@ -142,6 +170,7 @@ pub async fn execute<U: Upstream>(
         progress: &progress,
         cancel: runtime.cancel.clone(),
         journal: runtime.journal,
+        early,
     };
 
     let Fanned { tally, errors } = match (&for_each, &options.for_each) {
@@ -167,7 +196,9 @@ pub async fn execute<U: Upstream>(
     };
 
     let requests = budget.requests();
+    let shaped_early = walker.shapes_early();
     let gathered = walker.gathered;
+    let early_rows = gathered.early;
     let payload = match (gathered.path, gathered.envelope, gathered.single) {
         (Some(_), Some(envelope), _) => Payload::Collection {
             envelope,
@@ -177,12 +208,23 @@ pub async fn execute<U: Upstream>(
         _ => Payload::Items(gathered.items),
     };
 
-    let (shaped, unmatched_fields) =
-        shape(payload.items(), &options.filter, options.fields.as_ref());
+    let (shaped, unmatched_fields, items) = match &payload {
+        // Shaped page by page; the payload kept no items.
+        Payload::Collection { .. } if shaped_early => {
+            let count = early_rows.count;
+            let (rows, unmatched) = early_rows.into_shaped(options.fields.as_ref());
+            (Some(rows), unmatched, count)
+        }
+        _ => {
+            let (shaped, unmatched) =
+                shape(payload.items(), &options.filter, options.fields.as_ref());
+            (shaped, unmatched, payload.items().len())
+        }
+    };
     let visible = shaped.as_ref().map(Rows::len);
     let counts = Counts {
         requests,
-        items: payload.items().len(),
+        items,
         visible,
         single: matches!(payload, Payload::Single(_)),
     };

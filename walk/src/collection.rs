@@ -1,6 +1,7 @@
 //! Finding the collection in a response (SPEC §3.2).
 
 mod split;
+pub mod stream;
 
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;

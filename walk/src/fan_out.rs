@@ -83,7 +83,7 @@ enum Turn {
     Exhausted(StopReason),
     /// The value could not be coerced.
     Uncoercible(ForEachError),
-    Walked(Result<Outcome, UpstreamError>, Gathered),
+    Walked(Result<Outcome, UpstreamError>, Box<Gathered>),
 }
 
 async fn concurrent<U: Upstream>(
@@ -117,7 +117,7 @@ async fn concurrent<U: Upstream>(
             }
             Turn::Uncoercible(error) => out.errors.push(error),
             Turn::Walked(result, gathered) => {
-                merge(&mut walker.gathered, gathered);
+                merge(&mut walker.gathered, *gathered);
                 let value = value.as_ref().unwrap_or(&Value::Null);
                 if record(out, value, result) {
                     stopped = true;
@@ -157,7 +157,7 @@ async fn turn<U: Upstream>(
     let result = own
         .collect(with_value(arguments, fe, value), Some(value))
         .await;
-    Turn::Walked(result, own.gathered)
+    Turn::Walked(result, Box::new(own.gathered))
 }
 
 /// Adds one value's walk to the tally; true when the fan-out must stop

@@ -14,13 +14,14 @@
 //!   `_for_each`, `_filter`, `_refresh`) as [`LoopOptions`];
 //! - [`walk`]: the page walk ([`walk::Walker`]), with its `page_step` (one
 //!   page fetched, read, kept and reported, shared by both walks), its
-//!   `cursor_walk` for cursors and next-page links, [`page_plan`] for page
-//!   numbers and offsets, and [`end_signal`] for the answers that say no
-//!   more follow;
+//!   `cursor_walk` for cursors and next-page links, [`walk::streamed`] for
+//!   a caller that reads only shaped rows (pages shaped as they are kept,
+//!   split while they arrive), [`page_plan`] for page numbers and offsets,
+//!   and [`end_signal`] for the answers that say no more follow;
 //! - [`fan_out`] and [`for_each`]: one walk per `_for_each` value;
 //! - [`collection`]: finding the collection in an answer, with its `split`
-//!   (and `split::threads`) and [`top_scan`] cutting large pages into raw
-//!   items;
+//!   (and `split::threads`), [`collection::stream`] (a page split while it
+//!   arrives) and [`top_scan`] cutting large pages into raw items;
 //! - [`fields`], [`filter`] and [`shape`]: projection and filtering of the
 //!   raw items;
 //! - [`overrides`]: paging roles a provider names by hand;
@@ -48,6 +49,6 @@ pub mod top_scan;
 mod verdict_note;
 pub mod walk;
 
-pub use call::{execute, Runtime, ToolCall};
+pub use call::{execute, Runtime, ToolCall, Unshaped};
 pub use options::LoopOptions;
 pub use result::LoopResult;

@@ -59,21 +59,53 @@ fn shape_range(
     filter: &Filter,
     fields: Option<&Projection>,
 ) -> (Rows, Option<Matched>) {
-    let mut rows = Rows::default();
-    let mut matched = fields.map(Projection::matched);
+    let mut shaper = Shaper::new(filter, fields);
     for item in items.range(range) {
-        let obj = json_scan::object(item);
-        if !filter.is_empty() && !filter.matches_parsed(item, obj.as_ref()) {
-            continue;
-        }
-        match (fields, matched.as_mut()) {
-            (Some(projection), Some(m)) => {
-                projection.project_into(item, obj.as_ref(), &mut rows, m)
-            }
-            _ => rows.push_text(item),
+        shaper.item(item);
+    }
+    (shaper.rows, shaper.matched)
+}
+
+/// Shapes items one at a time: a range of a set's, or a page's while it
+/// streams in (`crate::walk`'s streamed page).
+#[derive(Debug)]
+pub struct Shaper<'s> {
+    filter: &'s Filter,
+    fields: Option<&'s Projection>,
+    /// The rows written so far.
+    pub rows: Rows,
+    /// Which projected paths matched an item so far.
+    pub matched: Option<Matched>,
+}
+
+impl<'s> Shaper<'s> {
+    pub fn new(filter: &'s Filter, fields: Option<&'s Projection>) -> Self {
+        Shaper {
+            filter,
+            fields,
+            rows: Rows::default(),
+            matched: fields.map(Projection::matched),
         }
     }
-    (rows, matched)
+
+    /// Shapes one item (JSON known valid): a row when it passes the filter.
+    pub fn item(&mut self, item: &str) {
+        let obj = json_scan::object(item);
+        if !self.filter.is_empty() && !self.filter.matches_parsed(item, obj.as_ref()) {
+            return;
+        }
+        match (self.fields, self.matched.as_mut()) {
+            (Some(projection), Some(m)) => {
+                projection.project_into(item, obj.as_ref(), &mut self.rows, m)
+            }
+            _ => self.rows.push_text(item),
+        }
+    }
+
+    /// Starts again with no rows and nothing matched.
+    pub fn clear(&mut self) {
+        *self = Shaper::new(self.filter, self.fields);
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 
 mod cursor_walk;
 mod page_step;
+pub mod streamed;
 
 use std::sync::Mutex;
 
@@ -36,6 +37,7 @@ use dragnet_core::verdict::StopReason;
 use dragnet_core::{Tool, UpstreamError};
 use dragnet_http::{Pacing, Target, Upstream};
 use page_step::{LastPage, Repeats, Rows, Step};
+use streamed::{Early, EarlyRows};
 
 /// Everything gathered so far in one call, across `_for_each` values.
 #[derive(Debug, Default)]
@@ -48,6 +50,9 @@ pub struct Gathered {
     pub items: Items,
     /// A response without a collection (outside a fan-out).
     pub single: Option<RawItem>,
+    /// The rows of a walk that shapes early ([`Walker::shapes_early`]),
+    /// which keeps no `items`.
+    pub early: EarlyRows,
 }
 
 /// How fetching one collection (one value's worth) ended.
@@ -100,6 +105,9 @@ pub struct Walker<'a, U> {
     pub cancel: CancellationToken,
     /// Where fetched pages are kept, and read back from on a later attempt.
     pub journal: Option<Journal<'a>>,
+    /// The shaping to apply as pages arrive, when the caller reads only
+    /// shaped rows (see [`streamed`]).
+    pub early: Option<Early<'a>>,
 }
 
 impl<'a, U: Upstream> Walker<'a, U> {
@@ -118,6 +126,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
             progress: self.progress,
             cancel: self.cancel.clone(),
             journal: self.journal,
+            early: self.early,
         }
     }
 
@@ -173,7 +182,7 @@ impl<'a, U: Upstream> Walker<'a, U> {
                     ));
                 }
             }
-            let rows = Rows::of(text, &page);
+            let rows = Rows::of(text, &page, fetched.streamed);
             let n = rows.count;
             drop(page);
             // An empty page that says nothing of more ends a walk.

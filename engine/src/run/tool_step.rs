@@ -13,7 +13,7 @@ use dragnet_walk::cache::{CachePolicy, CacheScope};
 use dragnet_walk::filter::{Clause, Filter};
 use dragnet_walk::journal::Journal;
 use dragnet_walk::options::{ForEachSpec, LoopOptions};
-use dragnet_walk::{LoopResult, Runtime, ToolCall};
+use dragnet_walk::{LoopResult, Runtime, ToolCall, Unshaped};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -134,6 +134,8 @@ pub async fn call(
             store,
             scope: step_id,
         }),
+        // A cached or incremental step reads the items as fetched.
+        unshaped: Unshaped::Kept,
     };
     let call = ToolCall {
         tool,

@@ -24,7 +24,7 @@ use dragnet_http::redact::Redacting;
 use dragnet_http::{HttpUpstream, Redactor, SealError};
 use dragnet_walk::cache::CachePolicy;
 use dragnet_walk::options::RESERVED;
-use dragnet_walk::{LoopOptions, Runtime, ToolCall};
+use dragnet_walk::{LoopOptions, Runtime, ToolCall, Unshaped};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -529,6 +529,8 @@ impl Gateway {
             clock: self.clock.clone(),
             cancel,
             journal: None,
+            // Results are stored and shaped again on retrieval.
+            unshaped: Unshaped::Kept,
         };
         // Whatever the upstream answers is scrubbed of every secret the
         // process holds before the walk reads it: nothing it returns, stores,

@@ -80,7 +80,7 @@ impl<U: Upstream> Walker<'_, U> {
             };
             let next = next_of(text, &page, &paging.next, fetched.link);
             // An API that ignores the cursor serves the same rows again.
-            let rows = Rows::of(text, &page);
+            let rows = Rows::of(text, &page, fetched.streamed);
             drop(page);
             let repeats = Repeats::PagesWithRows;
             let body = fetched.body;

@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::collection::{self, Declared, Page};
 use crate::for_each;
 use crate::journal::request_key;
+use crate::walk::streamed::PageRows;
 use crate::walk::{Outcome, Walker};
 use dragnet_core::error::excerpt;
 use dragnet_core::items::ranges_of;
@@ -34,27 +35,48 @@ pub(super) enum Step<T> {
 }
 
 /// An answer fetched (or read back from the journal) as text.
-pub(super) struct Fetched {
+pub(super) struct Fetched<'s> {
     pub status: u16,
+    /// The body, or the hollow page of a streamed one.
     pub body: String,
     /// The `Link` header's next target.
     pub link: Option<String>,
+    /// A streamed page's items, shaped as they arrived (`streamed`).
+    pub streamed: Option<PageRows<'s>>,
 }
 
-/// A page's rows: where each lies in the body, so the body can be kept,
-/// and their fingerprint, to spot a page served again.
-pub(super) struct Rows {
+/// A page's rows: where each lies in the body, so the body can be kept
+/// (or, for a streamed page, the rows already shaped), and their
+/// fingerprint, to spot a page served again.
+pub(super) struct Rows<'s> {
     pub count: usize,
-    ranges: Vec<Range<usize>>,
+    kept: Kept<'s>,
     print: Vec<u64>,
 }
 
-impl Rows {
-    pub(super) fn of(text: &str, page: &Page<'_>) -> Rows {
-        Rows {
-            count: page.items.len(),
-            ranges: ranges_of(text, &page.items),
-            print: fingerprint(&page.items),
+/// How a page's rows are kept.
+enum Kept<'s> {
+    /// Ranges into the page's body.
+    Ranges(Vec<Range<usize>>),
+    /// Shaped while the page arrived; its body is gone.
+    Shaped(PageRows<'s>),
+}
+
+impl<'s> Rows<'s> {
+    /// The rows of `page` (split from `text`), or of the streamed page
+    /// whose hollow page `text` is.
+    pub(super) fn of(text: &str, page: &Page<'_>, streamed: Option<PageRows<'s>>) -> Rows<'s> {
+        match streamed {
+            Some(mut rows) => Rows {
+                count: rows.count(),
+                print: std::mem::take(&mut rows.print),
+                kept: Kept::Shaped(rows),
+            },
+            None => Rows {
+                count: page.items.len(),
+                kept: Kept::Ranges(ranges_of(text, &page.items)),
+                print: fingerprint(&page.items),
+            },
         }
     }
 }
@@ -74,7 +96,7 @@ pub(super) enum Repeats {
 #[derive(Default)]
 pub(super) struct LastPage(Option<Vec<u64>>);
 
-impl<U: Upstream> Walker<'_, U> {
+impl<'a, U: Upstream> Walker<'a, U> {
     /// The answer to `target`, unless the call was cancelled or the
     /// request failed. `total_met`: the pages so far reached the declared
     /// total, so a 404/400 is the end, not an upstream error.
@@ -83,12 +105,24 @@ impl<U: Upstream> Walker<'_, U> {
         target: Target<'_>,
         out: &mut Outcome,
         total_met: bool,
-    ) -> Step<Fetched> {
+    ) -> Step<Fetched<'a>> {
         if self.cancel.is_cancelled() {
             return Step::Ended(Ok(std::mem::take(out).stop(StopReason::Cancelled, None)));
         }
-        match self.fetch_target(target).await {
-            Ok((status, body, link)) => Step::Go(Fetched { status, body, link }),
+        let fetched = match (self.early, self.stream_path()) {
+            (Some(early), Some(path)) => self.fetch_streamed(target, &path, early).await,
+            _ => self
+                .fetch_target(target)
+                .await
+                .map(|(status, body, link)| Fetched {
+                    status,
+                    body,
+                    link,
+                    streamed: None,
+                }),
+        };
+        match fetched {
+            Ok(fetched) => Step::Go(fetched),
             Err(FetchError::Stopped(reason)) => {
                 Step::Ended(Ok(std::mem::take(out).stop(reason, None)))
             }
@@ -154,7 +188,7 @@ impl<U: Upstream> Walker<'_, U> {
     pub(super) fn keep_page(
         &mut self,
         body: String,
-        rows: Rows,
+        rows: Rows<'a>,
         last: &mut LastPage,
         repeats: Repeats,
         value: Option<&Value>,
@@ -175,7 +209,21 @@ impl<U: Upstream> Walker<'_, U> {
             return Some(std::mem::take(out).stop(StopReason::RepeatedPage, Some(detail)));
         }
         last.0 = Some(rows.print);
-        let truncated = self.keep(body, rows.ranges, value, out);
+        let truncated = match (rows.kept, self.early.filter(|_| self.shapes_early())) {
+            (Kept::Shaped(page), _) => self.keep_shaped(page, out),
+            // A page read whole in a call that shapes early: shaped now,
+            // and its body let go.
+            (Kept::Ranges(ranges), Some(early)) => {
+                let prints = last.0.as_deref().unwrap_or_default();
+                let items = ranges
+                    .iter()
+                    .zip(prints)
+                    .map(|(r, p)| (&body[r.clone()], *p));
+                let page = PageRows::of_items(early, self.items_room(), items);
+                self.keep_shaped(page, out)
+            }
+            (Kept::Ranges(ranges), None) => self.keep(body, ranges, value, out),
+        };
         self.report(out.pages, value);
         truncated.then(|| std::mem::take(out).stop(StopReason::Items, None))
     }
@@ -371,6 +419,16 @@ impl<U: Upstream> Walker<'_, U> {
         take < ranges.len()
     }
 
+    /// Keeps a streamed page's shaped rows within the items bound.
+    /// Returns whether some had to be left out.
+    fn keep_shaped(&mut self, page: PageRows<'a>, out: &mut Outcome) -> bool {
+        let count = page.count();
+        let take = self.budget.take_items(count);
+        self.gathered.early.add(page, take);
+        out.items += take;
+        take < count
+    }
+
     fn keep_single(&mut self, root: &RawValue, value: Option<&Value>) {
         match (self.tag_key, value) {
             (Some(key), Some(v)) => {
@@ -393,7 +451,7 @@ enum FirstPageError {
 /// fingerprints were 3% of a filter-and-project call). Nothing secret is
 /// keyed by it; a collision could only make a page look repeated, which
 /// stops the walk as partial, never complete.
-static FINGERPRINT: foldhash::quality::FixedState =
+pub(super) static FINGERPRINT: foldhash::quality::FixedState =
     foldhash::quality::FixedState::with_seed(0x6472_6167_6e65_7421);
 
 fn fingerprint(items: &[&RawValue]) -> Vec<u64> {

@@ -1,0 +1,307 @@
+//! A caller that reads only shaped rows (`Unshaped::Dropped`, as `dragnet
+//! call` does) gets each page shaped as it is kept, and split while it
+//! arrives when the collection's path is known: the same rows, verdict and
+//! report as a call that keeps every item, with no item held. Checked on
+//! the shop's paging styles and faults, on a large page over real HTTP, on
+//! a malformed one, and with a secret the upstream echoes.
+
+use axum::routing::get;
+use axum::Router;
+use dragnet_core::secret::Secret;
+use dragnet_core::Limits;
+use dragnet_e2e::{serve, test_limits, tool_from_doc, Harness};
+use dragnet_http::{Credentials, HttpUpstream};
+use dragnet_walk::{LoopOptions, LoopResult, Runtime, ToolCall, Unshaped};
+use serde_json::{json, Value};
+
+fn dropped() -> Runtime<'static> {
+    Runtime {
+        unshaped: Unshaped::Dropped,
+        ..Runtime::quiet()
+    }
+}
+
+/// What a caller of shaped rows sees of a result. The note's words after
+/// "Note:" quote an upstream error, whose parser's words differ when a
+/// page is read while it arrives; that there is one is compared.
+fn seen(
+    r: &LoopResult,
+) -> (
+    Vec<String>,
+    bool,
+    usize,
+    Option<&'static str>,
+    String,
+    String,
+) {
+    let rows = r.visible().iter().map(str::to_string).collect();
+    let v = &r.verdict;
+    let note = match v.note.split_once(" Note: upstream answered") {
+        Some((before, _)) => format!("{before} Note: upstream answered …"),
+        None => v.note.clone(),
+    };
+    (
+        rows,
+        v.complete,
+        v.item_count,
+        v.stopped_by.map(|s| s.as_str()),
+        note,
+        format!("{:?}", r.unmatched_fields),
+    )
+}
+
+#[tokio::test]
+async fn shaped_early_gives_what_shaping_at_the_end_gives() {
+    let h = Harness::start().await;
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "listOrders",
+            json!({"_all_pages": true, "_fields": ["id", "total", "nope"], "_filter": [{"field": "total", "op": "gt", "value": 100}]}),
+            "",
+        ),
+        ("listOrders", json!({"_fields": ["id"]}), ""),
+        (
+            "listOrders",
+            json!({"per_page": 7, "_all_pages": true, "_fields": ["id", "customer.name"]}),
+            "ignore-page",
+        ),
+        (
+            "listOrders",
+            json!({"_all_pages": true, "_fields": ["id"]}),
+            "malformed=3",
+        ),
+        (
+            "listOrders",
+            json!({"_all_pages": true, "_fields": ["id"]}),
+            "missing-collection=2",
+        ),
+        (
+            "listOrders",
+            json!({"_all_pages": true, "_fields": ["id"]}),
+            "status=2:503",
+        ),
+        (
+            "listOrders",
+            json!({"_all_pages": true, "_fields": ["id"]}),
+            "short-page=2",
+        ),
+        (
+            "listOrdersDrf",
+            json!({"_all_pages": true, "_fields": ["id"]}),
+            "",
+        ),
+        (
+            "listOrdersOData",
+            json!({"_all_pages": true, "_filter": [{"field": "id", "op": "lt", "value": 40}]}),
+            "",
+        ),
+        (
+            "listEvents",
+            json!({"_all_pages": true, "_fields": ["id", "type"]}),
+            "",
+        ),
+        (
+            "listStripeCustomers",
+            json!({"_all_pages": true, "_fields": ["id"]}),
+            "",
+        ),
+        (
+            "listLinkedCustomers",
+            json!({"_all_pages": true, "_fields": ["id"]}),
+            "",
+        ),
+        (
+            "listCustomers",
+            json!({"_all_pages": true, "_fields": ["id"]}),
+            "",
+        ),
+    ];
+    for (tool, args, fault) in cases {
+        let kept = h
+            .call_through(
+                tool,
+                args.clone(),
+                &h.upstream(fault),
+                test_limits(),
+                &Runtime::quiet(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{tool} {fault}: {e}"));
+        let early = h
+            .call_through(
+                tool,
+                args.clone(),
+                &h.upstream(fault),
+                test_limits(),
+                &dropped(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{tool} {fault}: {e}"));
+        let (early_seen, kept_seen) = (seen(&early), seen(&kept));
+        assert_eq!(early_seen.0, kept_seen.0, "{tool} {args} {fault}: rows");
+        assert_eq!(
+            (
+                &early_seen.1,
+                &early_seen.2,
+                &early_seen.3,
+                &early_seen.4,
+                &early_seen.5
+            ),
+            (
+                &kept_seen.1,
+                &kept_seen.2,
+                &kept_seen.3,
+                &kept_seen.4,
+                &kept_seen.5
+            ),
+            "{tool} {args} {fault}"
+        );
+        assert!(!seen(&kept).0.is_empty(), "{tool} {fault}: some rows");
+        assert_eq!(
+            early.payload.items().len(),
+            0,
+            "{tool} {fault}: no item kept"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_items_bound_cuts_a_page_shaped_early_where_it_cuts_a_kept_one() {
+    let h = Harness::start().await;
+    let mut limits = test_limits();
+    limits.max_items = 33;
+    let args = json!({"_all_pages": true, "per_page": 20, "_fields": ["id"], "_filter": [{"field": "id", "op": "gt", "value": 3}]});
+    let kept = h
+        .call_through(
+            "listOrders",
+            args.clone(),
+            &h.upstream(""),
+            limits.clone(),
+            &Runtime::quiet(),
+        )
+        .await
+        .unwrap();
+    let early = h
+        .call_through("listOrders", args, &h.upstream(""), limits, &dropped())
+        .await
+        .unwrap();
+    assert_eq!(seen(&early), seen(&kept));
+    assert_eq!(early.verdict.item_count, 33);
+    assert!(!early.verdict.complete);
+}
+
+const DOC: &str = r#"{"openapi":"3.0.3","info":{"title":"big","version":"1"},
+"paths":{"/big":{"get":{"operationId":"bigPage","responses":{"200":{"description":"one large page",
+"content":{"application/json":{"schema":{"type":"object","properties":{"data":{"type":"array","items":{"type":"object"}}}}}}}}}}}}"#;
+
+/// A page of `n` orders, each echoing `secret` in a note.
+fn big_page(n: usize, secret: &str) -> String {
+    let rows: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"total":{},"customer":{{"name":"c{}","tags":["a,]","\"b"]}},"note":"{} {secret}"}}"#,
+                i % 500,
+                i % 97,
+                "n".repeat(i % 120)
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"meta":{{"total":{n}}},"data":[{}],"next":null}}"#,
+        rows.join(",")
+    )
+}
+
+/// The call of `doc`'s `bigPage` with `args` (and the collection's path,
+/// when given), keeping every item and shaping early.
+async fn both_ways(
+    doc: &str,
+    base: &str,
+    secret: &str,
+    args: Value,
+    items_path: Option<&str>,
+) -> (LoopResult, LoopResult) {
+    let tool = tool_from_doc(doc, "bigPage");
+    let upstream = HttpUpstream::new(base, Credentials::Bearer(Secret::new(secret))).unwrap();
+    let Value::Object(map) = args else {
+        unreachable!()
+    };
+    let mut out = Vec::new();
+    let limits = Limits {
+        max_items: 100_000,
+        ..test_limits()
+    };
+    for runtime in [Runtime::quiet(), dropped()] {
+        let (arguments, mut options) = LoopOptions::split_reserved(map.clone()).unwrap();
+        options.items_path = items_path.map(|p| vec![p.to_string()]);
+        let call = ToolCall {
+            tool: &tool,
+            arguments,
+            options,
+            limits: limits.clone(),
+            cache: None,
+        };
+        out.push(
+            dragnet_walk::execute(call, &upstream, &runtime)
+                .await
+                .unwrap(),
+        );
+    }
+    let early = out.pop().unwrap();
+    (out.pop().unwrap(), early)
+}
+
+#[tokio::test]
+async fn a_large_page_is_shaped_while_it_arrives_and_secrets_are_still_redacted() {
+    let secret = "sekret-token-0123456789";
+    let page = big_page(40_000, secret);
+    assert!(page.len() > 4_000_000);
+    let base = serve(Router::new().route("/big", get(move || async move { page }))).await;
+    let args = json!({"_fields": ["id", "customer.tags", "note"], "_filter": [{"field": "total", "op": "gt", "value": 250}]});
+    let (kept, early) = both_ways(DOC, &base, secret, args.clone(), None).await;
+    assert_eq!(seen(&early), seen(&kept));
+    let rows = seen(&early).0;
+    assert_eq!(rows.len(), (0..40_000).filter(|i| i % 500 > 250).count());
+    assert!(rows
+        .iter()
+        .all(|r| !r.contains(secret) && r.contains("[redacted]")));
+    assert_eq!(early.verdict.item_count, 40_000);
+    assert!(early.verdict.complete, "{}", early.verdict.note);
+    assert_eq!(early.payload.items().len(), 0);
+    // A tool that declares nothing, the path given by the caller.
+    let undeclared = DOC.replace(
+        r#"{"type":"object","properties":{"data":{"type":"array","items":{"type":"object"}}}}"#,
+        r#"{}"#,
+    );
+    assert_ne!(undeclared, DOC);
+    let (kept, early) = both_ways(&undeclared, &base, secret, args, Some("data")).await;
+    assert_eq!(seen(&early), seen(&kept));
+    assert_eq!(seen(&early).0, rows);
+}
+
+#[tokio::test]
+async fn a_malformed_item_deep_in_a_large_page_fails_the_call_both_ways() {
+    let mut page = big_page(20_000, "x");
+    let at = page.len() / 2;
+    let comma = at + page[at..].find("},{").unwrap() + 1;
+    page.insert(comma, ',');
+    let base = serve(Router::new().route("/big", get(move || async move { page }))).await;
+    let tool = tool_from_doc(DOC, "bigPage");
+    let upstream = HttpUpstream::new(&base, Credentials::None).unwrap();
+    for runtime in [Runtime::quiet(), dropped()] {
+        let (arguments, options) =
+            LoopOptions::split_reserved(json!({"_fields": ["id"]}).as_object().unwrap().clone())
+                .unwrap();
+        let call = ToolCall {
+            tool: &tool,
+            arguments,
+            options,
+            limits: test_limits(),
+            cache: None,
+        };
+        let err = dragnet_walk::execute(call, &upstream, &runtime)
+            .await
+            .expect_err("a malformed page is an error");
+        assert_eq!(err.kind(), "upstream_malformed", "{err}");
+    }
+}
