@@ -221,16 +221,28 @@ async fn both_ways(
     args: Value,
     items_path: Option<&str>,
 ) -> (LoopResult, LoopResult) {
+    let limits = Limits {
+        max_items: 100_000,
+        ..test_limits()
+    };
+    both_ways_within(doc, base, secret, args, items_path, limits).await
+}
+
+/// As `both_ways`, within `limits`.
+async fn both_ways_within(
+    doc: &str,
+    base: &str,
+    secret: &str,
+    args: Value,
+    items_path: Option<&str>,
+    limits: Limits,
+) -> (LoopResult, LoopResult) {
     let tool = tool_from_doc(doc, "bigPage");
     let upstream = HttpUpstream::new(base, Credentials::Bearer(Secret::new(secret))).unwrap();
     let Value::Object(map) = args else {
         unreachable!()
     };
     let mut out = Vec::new();
-    let limits = Limits {
-        max_items: 100_000,
-        ..test_limits()
-    };
     for runtime in [Runtime::quiet(), dropped()] {
         let (arguments, mut options) = LoopOptions::split_reserved(map.clone()).unwrap();
         options.items_path = items_path.map(|p| vec![p.to_string()]);
@@ -274,9 +286,22 @@ async fn a_large_page_is_shaped_while_it_arrives_and_secrets_are_still_redacted(
         r#"{}"#,
     );
     assert_ne!(undeclared, DOC);
-    let (kept, early) = both_ways(&undeclared, &base, secret, args, Some("data")).await;
+    let (kept, early) = both_ways(&undeclared, &base, secret, args.clone(), Some("data")).await;
     assert_eq!(seen(&early), seen(&kept));
     assert_eq!(seen(&early).0, rows);
+    // The items bound falls inside the page: its batches are read in
+    // parallel, each with the room left at its place.
+    let limits = Limits {
+        max_items: 12_345,
+        ..test_limits()
+    };
+    let (kept, early) = both_ways_within(DOC, &base, secret, args, None, limits).await;
+    assert_eq!(seen(&early), seen(&kept));
+    assert_eq!(early.verdict.item_count, 12_345);
+    assert_eq!(
+        seen(&early).0.len(),
+        (0..12_345).filter(|i| i % 500 > 250).count()
+    );
 }
 
 #[tokio::test]
@@ -304,4 +329,79 @@ async fn a_malformed_item_deep_in_a_large_page_fails_the_call_both_ways() {
             .expect_err("a malformed page is an error");
         assert_eq!(err.kind(), "upstream_malformed", "{err}");
     }
+}
+
+#[tokio::test]
+async fn a_body_broken_off_midway_is_read_again_from_the_start() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let page = big_page(20_000, "x");
+    let served = Arc::new(AtomicUsize::new(0));
+    let count = served.clone();
+    let router = Router::new().route(
+        "/big",
+        get(move || {
+            let page = page.clone();
+            let attempt = count.fetch_add(1, Ordering::SeqCst);
+            async move {
+                // Each call's first answer breaks off after half its body.
+                let half = page.len() / 2;
+                let pieces: Vec<Result<bytes::Bytes, std::io::Error>> = match attempt {
+                    0 | 2 => vec![
+                        Ok(bytes::Bytes::from(page[..half].to_string())),
+                        Err(std::io::Error::other("the connection broke")),
+                    ],
+                    _ => vec![Ok(bytes::Bytes::from(page))],
+                };
+                axum::body::Body::from_stream(futures::stream::iter(pieces))
+            }
+        }),
+    );
+    let base = serve(router).await;
+    let args = json!({"_fields": ["id"], "_filter": [{"field": "total", "op": "lt", "value": 50}]});
+    let (kept, early) = both_ways(DOC, &base, "x-secret", args, None).await;
+    // Both calls asked again once: a streamed page begins anew.
+    assert_eq!(served.load(Ordering::SeqCst), 4);
+    assert_eq!(seen(&early), seen(&kept));
+    assert_eq!(early.verdict.item_count, 20_000);
+    assert_eq!(
+        seen(&early).0.len(),
+        (0..20_000).filter(|i| i % 500 < 50).count()
+    );
+}
+
+#[tokio::test]
+async fn the_byte_bound_stops_a_streamed_page_as_it_stops_a_kept_one() {
+    let page = big_page(20_000, "x");
+    let base = serve(Router::new().route("/big", get(move || async move { page }))).await;
+    let tool = tool_from_doc(DOC, "bigPage");
+    let upstream = HttpUpstream::new(&base, Credentials::None).unwrap();
+    let limits = Limits {
+        max_bytes: 500_000,
+        max_items: 100_000,
+        ..test_limits()
+    };
+    let mut answers = Vec::new();
+    for runtime in [Runtime::quiet(), dropped()] {
+        let (arguments, options) =
+            LoopOptions::split_reserved(json!({"_fields": ["id"]}).as_object().unwrap().clone())
+                .unwrap();
+        let call = ToolCall {
+            tool: &tool,
+            arguments,
+            options,
+            limits: limits.clone(),
+            cache: None,
+        };
+        answers.push(
+            dragnet_walk::execute(call, &upstream, &runtime)
+                .await
+                .map(|r| seen(&r))
+                .map_err(|e| e.kind()),
+        );
+    }
+    assert_eq!(answers[0], answers[1]);
+    let (rows, complete, _, stopped_by, _, _) = answers[1].clone().unwrap();
+    assert!(rows.is_empty() && !complete);
+    assert_eq!(stopped_by, Some("bytes"));
 }

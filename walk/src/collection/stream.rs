@@ -25,9 +25,10 @@ pub trait Batches {
     /// Another array at the path began: the rows of the arrays before it
     /// are void (the last one is the collection).
     fn restart(&mut self);
-    /// A JSON array of whole items, cut from the collection in order. The
-    /// taker may keep the buffer, leaving another (empty) in its place.
-    fn batch(&mut self, text: &mut Vec<u8>) -> Result<(), String>;
+    /// A JSON array of whole items, cut from the collection in order, and
+    /// how many items it holds when it is valid JSON (its commas counted).
+    /// The taker may keep the buffer, leaving another (empty) in its place.
+    fn batch(&mut self, text: &mut Vec<u8>, items: usize) -> Result<(), String>;
 }
 
 /// Where the scanner is in the text.
@@ -80,6 +81,8 @@ struct Collection {
     last: Vec<u8>,
     /// The batch was cut at a comma, so another item must follow.
     cut: bool,
+    /// Commas between the current batch's items.
+    commas: usize,
 }
 
 impl<'p> StreamSplit<'p> {
@@ -256,6 +259,7 @@ impl<'p> StreamSplit<'p> {
             item_start: 1,
             last: Vec::new(),
             cut: false,
+            commas: 0,
         });
     }
 
@@ -340,7 +344,8 @@ impl<'p> StreamSplit<'p> {
         }
         if c.batch.len() > 1 {
             c.batch.push(b']');
-            out.batch(&mut c.batch)?;
+            let items = c.commas + usize::from(!tail_empty);
+            out.batch(&mut c.batch, items)?;
         }
         Ok(())
     }
@@ -352,17 +357,19 @@ impl Collection {
     fn next_item(&mut self, out: &mut dyn Batches) -> Result<(), String> {
         if self.batch.len() < BATCH_BYTES {
             self.batch.push(b',');
+            self.commas += 1;
             self.item_start = self.batch.len();
             return Ok(());
         }
         self.last.clear();
         self.last.extend_from_slice(&self.batch[self.item_start..]);
         self.batch.push(b']');
-        out.batch(&mut self.batch)?;
+        out.batch(&mut self.batch, self.commas + 1)?;
         self.batch.clear();
         self.batch.push(b'[');
         self.item_start = 1;
         self.cut = true;
+        self.commas = 0;
         Ok(())
     }
 }
@@ -395,7 +402,9 @@ pub struct InPieces {
 
 /// `text` fed in pieces of `piece` bytes along `path`, each batch parsed
 /// and the hollow page split as the walk does: the tests and the fuzzer
-/// hold it against the split of the whole page.
+/// hold it against the split of the whole page. Panics when a batch that
+/// parses holds another number of items than the scanner counted (the
+/// fuzzer's check).
 pub fn in_pieces(text: &str, path: &[String], piece: usize) -> InPieces {
     let mut split = StreamSplit::new(path);
     let mut gather = Gather::default();
@@ -442,11 +451,13 @@ impl Batches for Gather {
         self.restarts += 1;
     }
 
-    fn batch(&mut self, text: &mut Vec<u8>) -> Result<(), String> {
+    fn batch(&mut self, text: &mut Vec<u8>, count: usize) -> Result<(), String> {
         self.batches += 1;
         let text = std::str::from_utf8(text).map_err(|e| e.to_string())?;
         let items: Vec<&serde_json::value::RawValue> =
             serde_json::from_str(text).map_err(|e| e.to_string())?;
+        // A valid batch holds as many items as the scanner counted.
+        assert_eq!(items.len(), count, "items counted in {text}");
         self.items.extend(items.iter().map(|i| i.get().to_string()));
         Ok(())
     }

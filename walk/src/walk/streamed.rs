@@ -15,7 +15,7 @@ mod reader;
 
 use super::page_step::{Fetched, FINGERPRINT};
 use super::Walker;
-use crate::collection::stream::{Batches, StreamSplit};
+use crate::collection::stream::StreamSplit;
 use crate::fields::{Matched, Projection, UnmatchedFields};
 use crate::filter::Filter;
 use crate::shape::Shaper;
@@ -48,6 +48,8 @@ pub(super) struct PageRows<'s> {
     /// Items read (the fingerprints may have been taken away).
     count: usize,
     pub sample: Items,
+    /// How many items are kept as they came (the first of the page).
+    samples: usize,
     /// Items past this many are counted and fingerprinted, not shaped
     /// (the items bound leaves no room for them).
     room: usize,
@@ -61,6 +63,7 @@ impl<'s> PageRows<'s> {
             print: Vec::new(),
             count: 0,
             sample: Items::new(),
+            samples: SAMPLE,
             room,
         }
     }
@@ -83,22 +86,34 @@ impl<'s> PageRows<'s> {
     }
 }
 
-impl Batches for PageRows<'_> {
-    fn restart(&mut self) {
-        self.shaper.clear();
-        self.ends.clear();
-        self.print.clear();
-        self.count = 0;
-        self.sample = Items::new();
-    }
-
-    fn batch(&mut self, text: &mut Vec<u8>) -> Result<(), String> {
-        let text = std::str::from_utf8(text).map_err(|e| e.to_string())?;
-        self.read(text)
-    }
-}
-
 impl PageRows<'_> {
+    /// One batch read on its own, with `at.room` items to shape and
+    /// `at.samples` to keep as they came: what it gave.
+    fn read_batch(early: Early<'_>, at: Place, text: &str) -> Result<Parts, String> {
+        let mut rows = PageRows::new(early, at.room);
+        rows.samples = at.samples;
+        rows.read(text)?;
+        Ok(rows.into_parts())
+    }
+
+    /// Adds what a batch after the ones read so far gave.
+    fn absorb(&mut self, parts: Parts) {
+        let shift = self.shaper.rows.len();
+        self.shaper.rows.append(parts.rows);
+        self.ends.extend(parts.ends.iter().map(|end| end + shift));
+        self.print.extend(parts.print);
+        self.count += parts.count;
+        let wanted = SAMPLE.saturating_sub(self.sample.len());
+        for item in parts.sample.iter().take(wanted) {
+            self.sample.push_text(item);
+        }
+        match (&mut self.shaper.matched, parts.matched) {
+            (Some(all), Some(more)) => all.merge(&more),
+            (all @ None, more) => *all = more,
+            (Some(_), None) => {}
+        }
+    }
+
     /// Reads a batch (text known UTF-8): each item parsed, so validated,
     /// and taken as soon as it is, without collecting the batch first.
     fn read(&mut self, text: &str) -> Result<(), String> {
@@ -192,6 +207,15 @@ impl BodySink for StreamedPage<'_, '_> {
     }
 }
 
+/// Where a batch lies in its page, as the batch's reader needs it: how
+/// many of its items the items bound leaves room for, and how many are
+/// still wanted as the page's sample.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    room: usize,
+    samples: usize,
+}
+
 /// What a page's items gave, apart from the shaping they borrow: how
 /// they cross to and from the thread that shapes a large page.
 #[derive(Debug)]
@@ -216,20 +240,6 @@ impl<'s> PageRows<'s> {
         }
     }
 
-    fn from_parts(early: Early<'s>, room: usize, parts: Parts) -> Self {
-        let mut shaper = Shaper::new(early.filter, early.fields);
-        shaper.rows = parts.rows;
-        shaper.matched = parts.matched;
-        PageRows {
-            shaper,
-            ends: parts.ends,
-            print: parts.print,
-            count: parts.count,
-            sample: parts.sample,
-            room,
-        }
-    }
-
     /// The items of a page read whole (page one of a call that found its
     /// collection there), shaped as a streamed page's are.
     pub fn of_items<'t>(
@@ -247,7 +257,7 @@ impl<'s> PageRows<'s> {
     fn item(&mut self, item: &str, print: u64) {
         self.print.push(print);
         self.count += 1;
-        if self.sample.len() < SAMPLE {
+        if self.sample.len() < self.samples {
             self.sample.push_text(item);
         }
         if self.ends.len() < self.room {
