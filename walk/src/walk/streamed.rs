@@ -6,6 +6,9 @@
 //! A 24 MB page is then never held whole. The walk reads the hollow page
 //! as it reads any page (where the collection is, the total, the end
 //! signals, a last item's cursor); the rows and counts come from here.
+//! Where each batch is read (this task or a thread) is `reader`'s; the
+//! walk's side of it is [`Walker::shapes_early`], `stream_path` and
+//! `fetch_streamed`, and [`EarlyRows`] gathers a call's pages.
 
 use serde::de::{Deserializer as _, SeqAccess, Visitor};
 use serde_json::value::RawValue;
