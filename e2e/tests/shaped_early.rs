@@ -2,8 +2,10 @@
 //! call` does) gets each page shaped as it is kept, and split while it
 //! arrives when the collection's path is known: the same rows, verdict and
 //! report as a call that keeps every item, with no item held. Checked on
-//! the shop's paging styles and faults, on a large page over real HTTP, on
-//! a malformed one, and with a secret the upstream echoes.
+//! the shop's paging styles and faults; on a large page over real HTTP
+//! with a secret the upstream echoes and the items bound inside it; on a
+//! malformed one; on a body broken off midway; under the byte bound; and
+//! through an upstream that answers whole (the default `send_into`).
 
 use axum::routing::get;
 use axum::Router;
@@ -404,4 +406,47 @@ async fn the_byte_bound_stops_a_streamed_page_as_it_stops_a_kept_one() {
     let (rows, complete, _, stopped_by, _, _) = answers[1].clone().unwrap();
     assert!(rows.is_empty() && !complete);
     assert_eq!(stopped_by, Some("bytes"));
+}
+
+#[tokio::test]
+async fn an_upstream_that_answers_whole_hands_its_body_over_in_one_piece() {
+    // `Redacting` (how the gateway wraps MCP upstreams) reads answers
+    // whole: the default `send_into` gives the sink the redacted body.
+    let page = big_page(5_000, "caller-secret-42");
+    let base = serve(Router::new().route("/big", get(move || async move { page }))).await;
+    let tool = tool_from_doc(DOC, "bigPage");
+    let inner = HttpUpstream::new(&base, Credentials::None).unwrap();
+    let mut redactor = dragnet_http::Redactor::default();
+    redactor.add("caller-secret-42");
+    let upstream = dragnet_http::redact::Redacting {
+        inner: &inner,
+        redactor: &redactor,
+    };
+    let mut seen_both = Vec::new();
+    for runtime in [Runtime::quiet(), dropped()] {
+        let (arguments, options) = LoopOptions::split_reserved(
+            json!({"_fields": ["id", "note"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+        .unwrap();
+        let call = ToolCall {
+            tool: &tool,
+            arguments,
+            options,
+            limits: test_limits(),
+            cache: None,
+        };
+        let result = dragnet_walk::execute(call, &upstream, &runtime)
+            .await
+            .unwrap();
+        seen_both.push(seen(&result));
+    }
+    assert_eq!(seen_both[0], seen_both[1]);
+    let rows = &seen_both[1].0;
+    assert_eq!(rows.len(), 5_000);
+    assert!(rows
+        .iter()
+        .all(|r| r.contains("[redacted]") && !r.contains("caller-secret-42")));
 }

@@ -50,7 +50,7 @@ pub(super) struct PageRows<'s> {
     pub print: Vec<u64>,
     /// Items read (the fingerprints may have been taken away).
     count: usize,
-    pub sample: Items,
+    sample: Items,
     /// How many items are kept as they came (the first of the page).
     samples: usize,
     /// Items past this many are counted and fingerprinted, not shaped
@@ -75,7 +75,8 @@ impl<'s> PageRows<'s> {
         self.count
     }
 
-    /// The rows of the first `take` items, and what they matched.
+    /// The rows of the first `take` items, which projected paths matched
+    /// an item, and the sample cut to those items.
     pub fn into_rows(self, take: usize) -> (Rows, Option<Matched>, Items) {
         let mut rows = self.shaper.rows;
         let keep = match take {
@@ -86,6 +87,43 @@ impl<'s> PageRows<'s> {
         let mut sample = self.sample;
         sample.truncate(take);
         (rows, self.shaper.matched, sample)
+    }
+
+    fn into_parts(self) -> Parts {
+        Parts {
+            rows: self.shaper.rows,
+            matched: self.shaper.matched,
+            ends: self.ends,
+            print: self.print,
+            count: self.count,
+            sample: self.sample,
+        }
+    }
+
+    /// The items of a page read whole (page one of a call that found its
+    /// collection there), shaped as a streamed page's are.
+    pub fn of_items<'t>(
+        early: Early<'s>,
+        room: usize,
+        items: impl Iterator<Item = (&'t str, u64)>,
+    ) -> Self {
+        let mut rows = PageRows::new(early, room);
+        for (item, print) in items {
+            rows.item(item, print);
+        }
+        rows
+    }
+
+    fn item(&mut self, item: &str, print: u64) {
+        self.print.push(print);
+        self.count += 1;
+        if self.sample.len() < self.samples {
+            self.sample.push_text(item);
+        }
+        if self.ends.len() < self.room {
+            self.shaper.item(item);
+            self.ends.push(self.shaper.rows.len());
+        }
     }
 }
 
@@ -229,45 +267,6 @@ struct Parts {
     print: Vec<u64>,
     count: usize,
     sample: Items,
-}
-
-impl<'s> PageRows<'s> {
-    fn into_parts(self) -> Parts {
-        Parts {
-            rows: self.shaper.rows,
-            matched: self.shaper.matched,
-            ends: self.ends,
-            print: self.print,
-            count: self.count,
-            sample: self.sample,
-        }
-    }
-
-    /// The items of a page read whole (page one of a call that found its
-    /// collection there), shaped as a streamed page's are.
-    pub fn of_items<'t>(
-        early: Early<'s>,
-        room: usize,
-        items: impl Iterator<Item = (&'t str, u64)>,
-    ) -> Self {
-        let mut rows = PageRows::new(early, room);
-        for (item, print) in items {
-            rows.item(item, print);
-        }
-        rows
-    }
-
-    fn item(&mut self, item: &str, print: u64) {
-        self.print.push(print);
-        self.count += 1;
-        if self.sample.len() < self.samples {
-            self.sample.push_text(item);
-        }
-        if self.ends.len() < self.room {
-            self.shaper.item(item);
-            self.ends.push(self.shaper.rows.len());
-        }
-    }
 }
 
 /// The shaped rows of every page of a call that shaped them early.
