@@ -55,6 +55,8 @@ fn seen(
 #[tokio::test]
 async fn shaped_early_gives_what_shaping_at_the_end_gives() {
     let h = Harness::start().await;
+    // Every page's ids, the call most cases make.
+    let ids = || json!({"_all_pages": true, "_fields": ["id"]});
     let cases: Vec<(&str, Value, &str)> = vec![
         (
             "listOrders",
@@ -67,31 +69,11 @@ async fn shaped_early_gives_what_shaping_at_the_end_gives() {
             json!({"per_page": 7, "_all_pages": true, "_fields": ["id", "customer.name"]}),
             "ignore-page",
         ),
-        (
-            "listOrders",
-            json!({"_all_pages": true, "_fields": ["id"]}),
-            "malformed=3",
-        ),
-        (
-            "listOrders",
-            json!({"_all_pages": true, "_fields": ["id"]}),
-            "missing-collection=2",
-        ),
-        (
-            "listOrders",
-            json!({"_all_pages": true, "_fields": ["id"]}),
-            "status=2:503",
-        ),
-        (
-            "listOrders",
-            json!({"_all_pages": true, "_fields": ["id"]}),
-            "short-page=2",
-        ),
-        (
-            "listOrdersDrf",
-            json!({"_all_pages": true, "_fields": ["id"]}),
-            "",
-        ),
+        ("listOrders", ids(), "malformed=3"),
+        ("listOrders", ids(), "missing-collection=2"),
+        ("listOrders", ids(), "status=2:503"),
+        ("listOrders", ids(), "short-page=2"),
+        ("listOrdersDrf", ids(), ""),
         (
             "listOrdersOData",
             json!({"_all_pages": true, "_filter": [{"field": "id", "op": "lt", "value": 40}]}),
@@ -102,21 +84,9 @@ async fn shaped_early_gives_what_shaping_at_the_end_gives() {
             json!({"_all_pages": true, "_fields": ["id", "type"]}),
             "",
         ),
-        (
-            "listStripeCustomers",
-            json!({"_all_pages": true, "_fields": ["id"]}),
-            "",
-        ),
-        (
-            "listLinkedCustomers",
-            json!({"_all_pages": true, "_fields": ["id"]}),
-            "",
-        ),
-        (
-            "listCustomers",
-            json!({"_all_pages": true, "_fields": ["id"]}),
-            "",
-        ),
+        ("listStripeCustomers", ids(), ""),
+        ("listLinkedCustomers", ids(), ""),
+        ("listCustomers", ids(), ""),
     ];
     for (tool, args, fault) in cases {
         let kept = h
