@@ -10,9 +10,9 @@
 use axum::routing::get;
 use axum::Router;
 use dragnet_core::secret::Secret;
-use dragnet_core::Limits;
+use dragnet_core::{Error, Limits, Tool};
 use dragnet_e2e::{serve, test_limits, tool_from_doc, Harness};
-use dragnet_http::{Credentials, HttpUpstream};
+use dragnet_http::{Credentials, HttpUpstream, Upstream};
 use dragnet_walk::{LoopOptions, LoopResult, Runtime, ToolCall, Unshaped};
 use serde_json::{json, Value};
 
@@ -211,28 +211,38 @@ async fn both_ways_within(
 ) -> (LoopResult, LoopResult) {
     let tool = tool_from_doc(doc, "bigPage");
     let upstream = HttpUpstream::new(base, Credentials::Bearer(Secret::new(secret))).unwrap();
+    let [kept, early] = kept_and_early(&tool, &upstream, args, items_path, limits).await;
+    (kept.unwrap(), early.unwrap())
+}
+
+/// The call of `tool` with `args` (and the collection's path, when
+/// given) through `upstream` within `limits`, by a caller that keeps every
+/// item and by one that reads only shaped rows.
+async fn kept_and_early<U: Upstream>(
+    tool: &Tool,
+    upstream: &U,
+    args: Value,
+    items_path: Option<&str>,
+    limits: Limits,
+) -> [Result<LoopResult, Error>; 2] {
     let Value::Object(map) = args else {
         unreachable!()
     };
-    let mut out = Vec::new();
+    let mut answers = Vec::new();
     for runtime in [Runtime::quiet(), dropped()] {
         let (arguments, mut options) = LoopOptions::split_reserved(map.clone()).unwrap();
         options.items_path = items_path.map(|p| vec![p.to_string()]);
         let call = ToolCall {
-            tool: &tool,
+            tool,
             arguments,
             options,
             limits: limits.clone(),
             cache: None,
         };
-        out.push(
-            dragnet_walk::execute(call, &upstream, &runtime)
-                .await
-                .unwrap(),
-        );
+        answers.push(dragnet_walk::execute(call, upstream, &runtime).await);
     }
-    let early = out.pop().unwrap();
-    (out.pop().unwrap(), early)
+    let early = answers.pop().unwrap();
+    [answers.pop().unwrap(), early]
 }
 
 #[tokio::test]
@@ -285,20 +295,9 @@ async fn a_malformed_item_deep_in_a_large_page_fails_the_call_both_ways() {
     let base = serve(Router::new().route("/big", get(move || async move { page }))).await;
     let tool = tool_from_doc(DOC, "bigPage");
     let upstream = HttpUpstream::new(&base, Credentials::None).unwrap();
-    for runtime in [Runtime::quiet(), dropped()] {
-        let (arguments, options) =
-            LoopOptions::split_reserved(json!({"_fields": ["id"]}).as_object().unwrap().clone())
-                .unwrap();
-        let call = ToolCall {
-            tool: &tool,
-            arguments,
-            options,
-            limits: test_limits(),
-            cache: None,
-        };
-        let err = dragnet_walk::execute(call, &upstream, &runtime)
-            .await
-            .expect_err("a malformed page is an error");
+    let args = json!({"_fields": ["id"]});
+    for answer in kept_and_early(&tool, &upstream, args, None, test_limits()).await {
+        let err = answer.expect_err("a malformed page is an error");
         assert_eq!(err.kind(), "upstream_malformed", "{err}");
     }
 }
@@ -353,25 +352,10 @@ async fn the_byte_bound_stops_a_streamed_page_as_it_stops_a_kept_one() {
         max_items: 100_000,
         ..test_limits()
     };
-    let mut answers = Vec::new();
-    for runtime in [Runtime::quiet(), dropped()] {
-        let (arguments, options) =
-            LoopOptions::split_reserved(json!({"_fields": ["id"]}).as_object().unwrap().clone())
-                .unwrap();
-        let call = ToolCall {
-            tool: &tool,
-            arguments,
-            options,
-            limits: limits.clone(),
-            cache: None,
-        };
-        answers.push(
-            dragnet_walk::execute(call, &upstream, &runtime)
-                .await
-                .map(|r| seen(&r))
-                .map_err(|e| e.kind()),
-        );
-    }
+    let args = json!({"_fields": ["id"]});
+    let answers = kept_and_early(&tool, &upstream, args, None, limits)
+        .await
+        .map(|answer| answer.map(|r| seen(&r)).map_err(|e| e.kind()));
     assert_eq!(answers[0], answers[1]);
     let (rows, complete, _, stopped_by, _, _) = answers[1].clone().unwrap();
     assert!(rows.is_empty() && !complete);
@@ -392,27 +376,10 @@ async fn an_upstream_that_answers_whole_hands_its_body_over_in_one_piece() {
         inner: &inner,
         redactor: &redactor,
     };
-    let mut seen_both = Vec::new();
-    for runtime in [Runtime::quiet(), dropped()] {
-        let (arguments, options) = LoopOptions::split_reserved(
-            json!({"_fields": ["id", "note"]})
-                .as_object()
-                .unwrap()
-                .clone(),
-        )
-        .unwrap();
-        let call = ToolCall {
-            tool: &tool,
-            arguments,
-            options,
-            limits: test_limits(),
-            cache: None,
-        };
-        let result = dragnet_walk::execute(call, &upstream, &runtime)
-            .await
-            .unwrap();
-        seen_both.push(seen(&result));
-    }
+    let args = json!({"_fields": ["id", "note"]});
+    let seen_both = kept_and_early(&tool, &upstream, args, None, test_limits())
+        .await
+        .map(|answer| seen(&answer.unwrap()));
     assert_eq!(seen_both[0], seen_both[1]);
     let rows = &seen_both[1].0;
     assert_eq!(rows.len(), 5_000);
