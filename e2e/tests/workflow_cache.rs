@@ -1,7 +1,9 @@
 //! Workflow steps and the cache, on PostgreSQL and SQLite: off unless a step
 //! opts in with `loop.cache`; an opted-in step is served from the cache on
 //! the next run (`_loop.cache.hit`), `--refresh` fetches again and replaces,
-//! experiment runs never read; run records are written as the run goes.
+//! experiment runs never read; run records are written as the run goes. A
+//! step served the cached rows as they are is stored as a pointer at them
+//! and reads back byte for byte, also after a refresh replaced the entry.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -28,6 +30,10 @@ steps:
     tool: shop.listOrders
     input: {status: paid}
     loop: {all_pages: true, fields: [id], cache: {ttl_minutes: 30}}
+  - id: plain
+    tool: shop.listOrders
+    input: {status: shipped}
+    loop: {all_pages: true, cache: {ttl_minutes: 30}}
   - id: uncached
     tool: shop.listCustomers
     loop: {all_pages: true}
@@ -89,8 +95,8 @@ async fn opted_in_steps_are_served_from_the_cache(db: Db) -> anyhow::Result<()> 
         "off unless the step opts in"
     );
     let entries = db.cache().cache_list().await?;
-    assert_eq!(entries.len(), 1);
-    assert_eq!(entries[0].tool, "shop.listOrders");
+    assert_eq!(entries.len(), 2);
+    assert!(entries.iter().all(|e| e.tool == "shop.listOrders"));
     assert_eq!(entries[0].scope, "org:acme");
 
     shop.clear_requests();
@@ -107,6 +113,16 @@ async fn opted_in_steps_are_served_from_the_cache(db: Db) -> anyhow::Result<()> 
         loop_of(&second, "cached")["itemCount"],
         loop_of(&first, "cached")["itemCount"]
     );
+    assert_eq!(loop_of(&second, "plain")["cache"]["hit"], true);
+    // The rows as cached are pointed at; projected ones are not them.
+    assert!(second.step("plain").unwrap().served_from.is_some());
+    assert!(second.step("cached").unwrap().served_from.is_none());
+    let outputs = |r: &RunRecord| -> Vec<Option<String>> {
+        let text = |s: &run::StepRecord| s.output.as_ref().map(|d| d.get().to_string());
+        r.steps.iter().map(text).collect()
+    };
+    let read_back = db.runs().get_run(&second.run_id).await?.unwrap();
+    assert_eq!(outputs(&read_back), outputs(&second), "byte for byte");
 
     shop.clear_requests();
     let refreshed = run_once(&db, &shop, false, true).await?;
@@ -114,6 +130,12 @@ async fn opted_in_steps_are_served_from_the_cache(db: Db) -> anyhow::Result<()> 
     assert!(
         paths(&shop).iter().any(|p| p == "/orders"),
         "--refresh fetches again"
+    );
+    let read_back = db.runs().get_run(&second.run_id).await?.unwrap();
+    assert_eq!(
+        outputs(&read_back),
+        outputs(&second),
+        "what the second run was served outlives the entry it was served from"
     );
 
     shop.clear_requests();

@@ -323,6 +323,7 @@ mod tests {
             cached_at: Some(now()),
             expires_at: Some(now()),
             entry: None,
+            payload_row: None,
         });
         let g = guard_once(cached, budget, &store, &scope).await.unwrap();
         let v: Value = serde_json::from_str(&g.text).unwrap();

@@ -144,6 +144,7 @@ mod tests {
                     scope: "org:acme".into(),
                     key: key.into(),
                 }),
+                payload_row: None,
             }),
             stats: CallStats::default(),
         }

@@ -2,8 +2,9 @@
 //! so often until its token is cancelled, and, on a whole store, deletes
 //! stored results expired more than an hour ago and, with a retention
 //! period, clears the step outputs of runs finished longer ago than that
-//! (the runs themselves stay). The task holds the handles it sweeps
-//! (`Cache`, `Results`, `Runs`), never the whole `Db`. The first sweep
+//! (the runs themselves stay), then the cached payloads only those outputs
+//! pointed at. The task holds the handles it sweeps (`Cache`, `Results`,
+//! `Runs`), never the whole `Db`. The first sweep
 //! runs at once; a failed sweep is logged and tried again at the next tick.
 //! A one-shot command sweeps once, after its work ([`sweep_store_once`]).
 
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use dragnet_core::ports::cache::CacheStore;
 
+use crate::cache::Cache;
 use crate::db::Db;
 use crate::results::Results;
 use crate::runs::Runs;
@@ -50,6 +52,7 @@ pub fn spawn_store_sweeper(
     cancel: CancellationToken,
 ) -> JoinHandle<()> {
     let outputs = Some(Outputs {
+        cache: db.cache(),
         results: db.results(),
         runs: db.runs(),
         keep: keep_outputs,
@@ -59,6 +62,8 @@ pub fn spawn_store_sweeper(
 
 /// What the sweeper of a whole store sweeps besides the cache.
 struct Outputs {
+    /// For the cached payloads that cleared outputs pointed at.
+    cache: Cache,
     results: Results,
     runs: Runs,
     /// How long runs' step outputs are kept (forever, when `None`).
@@ -98,6 +103,7 @@ fn spawn(
 /// connections nor delays it. Failures are logged, never returned.
 pub async fn sweep_store_once(db: &Db, keep_outputs: Option<Duration>, clock: &dyn Clock) {
     let outputs = Outputs {
+        cache: db.cache(),
         results: db.results(),
         runs: db.runs(),
         keep: keep_outputs,
@@ -114,6 +120,7 @@ async fn sweep(store: &dyn CacheStore, outputs: Option<&Outputs>, now: DateTime<
         Err(error) => tracing::warn!(%error, "sweeping the cache failed"),
     }
     let Some(Outputs {
+        cache,
         results,
         runs,
         keep,
@@ -134,7 +141,13 @@ async fn sweep(store: &dyn CacheStore, outputs: Option<&Outputs>, now: DateTime<
     };
     match runs.prune_outputs(before).await {
         Ok(0) => {}
-        Ok(steps) => tracing::debug!(steps, "cleared step outputs past their retention"),
+        Ok(steps) => {
+            tracing::debug!(steps, "cleared step outputs past their retention");
+            // Outputs served from the cache pointed at cached payloads.
+            if let Err(error) = cache.collect_payloads().await {
+                tracing::warn!(%error, "collecting unused cache payloads failed");
+            }
+        }
         Err(error) => tracing::warn!(%error, "clearing old step outputs failed"),
     }
 }

@@ -53,6 +53,7 @@ fn entry_of(key: &str, bytes: Vec<u8>, items: u64) -> CacheEntry {
         items,
         cached_at: t0(),
         expires_at: t0() + Span::hours(1),
+        payload_row: None,
     }
 }
 

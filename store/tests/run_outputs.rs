@@ -145,7 +145,11 @@ async fn packed_columns_skip_postgres_compression(db: Db) -> anyhow::Result<()> 
     let Db::Postgres(pool) = &db else {
         return Ok(());
     };
-    for (table, column) in [("run_steps", "output_packed"), ("cache_entries", "payload")] {
+    for (table, column) in [
+        ("run_steps", "output_packed"),
+        ("cache_entries", "payload"),
+        ("cache_payloads", "payload"),
+    ] {
         let row = sqlx::query(
             "SELECT a.attstorage::text AS s FROM pg_attribute a \
              JOIN pg_class c ON c.oid = a.attrelid \

@@ -15,7 +15,7 @@ use dragnet_core::document::Document;
 use dragnet_core::json;
 use dragnet_core::json_rows::Rows;
 use dragnet_core::payload::{write_fields, write_items, write_key, Envelope, Payload, Visible};
-use dragnet_core::ports::cache::CacheLabel;
+use dragnet_core::ports::cache::{CacheLabel, PayloadRow};
 use dragnet_core::verdict::Verdict;
 
 /// What a workflow's note adds on a cache hit.
@@ -121,6 +121,12 @@ impl LoopResult {
     }
 
     fn render_workflow_with(&self, in_loop: Option<&(&str, Value)>) -> String {
+        self.render_with_loop(self.loop_text(in_loop))
+    }
+
+    /// The `_loop` object's text: the verdict, the cache label, then
+    /// `in_loop`.
+    fn loop_text(&self, in_loop: Option<&(&str, Value)>) -> String {
         let v = &self.verdict;
         // `_loop` is written directly: it is on every workflow step's path.
         let note = self.note_with(WORKFLOW_REFRESH_ADVICE);
@@ -158,13 +164,35 @@ impl LoopResult {
             verdict.push_str(&value.to_string());
         }
         verdict.push('}');
+        verdict
+    }
+
+    /// The workflow rendering with `loop_text` as `_loop`.
+    fn render_with_loop(&self, loop_text: String) -> String {
         let reports = self.reports();
-        let mut extra: Vec<(&str, Extra)> = vec![("_loop", Extra::Raw(verdict))];
+        let mut extra: Vec<(&str, Extra)> = vec![("_loop", Extra::Raw(loop_text))];
         extra.extend(reports.into_iter().map(|(k, v)| (k, Extra::Value(v))));
         let mut out = String::with_capacity(self.rendered_len());
         // Writing to a String cannot fail.
         let _ = self.write_raw(&extra, usize::MAX, &mut out);
         out
+    }
+
+    /// When this workflow rendering is a cached payload exactly as it was
+    /// stored, with `_loop` after it (a hit; nothing filtered, projected or
+    /// reported): where the store keeps that payload, and the `_loop`
+    /// text. A store may keep these two instead of the rendering;
+    /// [`served_document`] writes the same bytes from them.
+    pub fn served_from(&self, in_loop: Option<&(&str, Value)>) -> Option<ServedFrom> {
+        let label = self.cache.as_ref().filter(|c| c.hit)?;
+        let row = label.payload_row?;
+        let plain = self.shaped.is_none()
+            && self.unmatched_fields.is_none()
+            && self.for_each_errors.is_empty();
+        plain.then(|| ServedFrom {
+            row,
+            loop_text: self.loop_text(in_loop),
+        })
     }
 
     /// `_unmatchedFields` and `_forEachErrors`, when there is anything to say.
@@ -209,47 +237,58 @@ impl LoopResult {
         limit: usize,
         out: &mut W,
     ) -> fmt::Result {
-        let items = self.visible();
-        out.write_char('{')?;
-        let mut first = true;
-        match &self.payload {
-            Payload::Collection {
-                envelope: Envelope::Object(fields),
-                ..
-            } => write_fields(out, fields, items, limit, &mut first)?,
-            Payload::Collection {
-                envelope: Envelope::Bare,
-                ..
-            }
-            | Payload::Items(_) => {
-                write_key(out, "items", &mut first)?;
-                write_items(out, items.iter().take(limit))?;
-            }
-            Payload::Single(raw) => match json::object(raw) {
-                Some(obj) => {
-                    for (key, value) in &obj.fields {
-                        if extra.iter().any(|(k, _)| *k == key.0) {
-                            continue;
-                        }
-                        write_key(out, &key.0, &mut first)?;
-                        out.write_str(value.get())?;
-                    }
-                }
-                None => {
-                    write_key(out, "result", &mut first)?;
-                    out.write_str(raw.get())?;
-                }
-            },
-        }
-        for (key, value) in extra {
-            write_key(out, key, &mut first)?;
-            match value {
-                Extra::Raw(text) => out.write_str(text)?,
-                Extra::Value(v) => out.write_str(&v.to_string())?,
-            }
-        }
-        out.write_char('}')
+        write_rendering(&self.payload, self.visible(), extra, limit, out)
     }
+}
+
+/// Writes `payload` with its first `limit` rows of `items` (its own
+/// items, or the rows shaped from them), then `extra`.
+fn write_rendering<W: Write>(
+    payload: &Payload,
+    items: Visible<'_>,
+    extra: &[(&str, Extra)],
+    limit: usize,
+    out: &mut W,
+) -> fmt::Result {
+    out.write_char('{')?;
+    let mut first = true;
+    match payload {
+        Payload::Collection {
+            envelope: Envelope::Object(fields),
+            ..
+        } => write_fields(out, fields, items, limit, &mut first)?,
+        Payload::Collection {
+            envelope: Envelope::Bare,
+            ..
+        }
+        | Payload::Items(_) => {
+            write_key(out, "items", &mut first)?;
+            write_items(out, items.iter().take(limit))?;
+        }
+        Payload::Single(raw) => match json::object(raw) {
+            Some(obj) => {
+                for (key, value) in &obj.fields {
+                    if extra.iter().any(|(k, _)| *k == key.0) {
+                        continue;
+                    }
+                    write_key(out, &key.0, &mut first)?;
+                    out.write_str(value.get())?;
+                }
+            }
+            None => {
+                write_key(out, "result", &mut first)?;
+                out.write_str(raw.get())?;
+            }
+        },
+    }
+    for (key, value) in extra {
+        write_key(out, key, &mut first)?;
+        match value {
+            Extra::Raw(text) => out.write_str(text)?,
+            Extra::Value(v) => out.write_str(&v.to_string())?,
+        }
+    }
+    out.write_char('}')
 }
 
 /// `fmt::Write` over an `io::Write`, keeping the first I/O error.
@@ -265,6 +304,26 @@ impl Write for IoSink<'_> {
             fmt::Error
         })
     }
+}
+
+/// A step's output served from the cache, as a store keeps it: the
+/// payload's row and the `_loop` object's text (`LoopResult::served_from`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedFrom {
+    pub row: PayloadRow,
+    pub loop_text: String,
+}
+
+/// The workflow rendering of `payload` (a cached payload, decoded) with
+/// `loop_text` as `_loop`: byte for byte what the step that was served it
+/// rendered, when `loop_text` is its `ServedFrom::loop_text`.
+pub fn served_document(payload: &Payload, loop_text: &str) -> Document {
+    let items = payload.items();
+    let mut out = String::with_capacity(items.item_bytes() + items.len() + loop_text.len() + 16);
+    let extra = [("_loop", Extra::Raw(loop_text.to_string()))];
+    // Writing to a String cannot fail.
+    let _ = write_rendering(payload, Visible::Items(items), &extra, usize::MAX, &mut out);
+    Document::written(out)
 }
 
 /// A key added next to the payload: JSON text written here, or a value.

@@ -52,7 +52,17 @@ pub struct CacheEntry {
     pub items: u64,
     pub cached_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
+    /// Where the store keeps this payload, as read (`None` on a put, and
+    /// from stores that keep payloads inside their entries): a run's step
+    /// served from it may point at that row instead of holding a copy.
+    pub payload_row: Option<PayloadRow>,
 }
+
+/// A stored payload's own row (`cache_payloads.id`). The store keeps it
+/// while an entry or a step output points at it, so a step output that
+/// names it reads the rows it was served, whatever the cache does after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PayloadRow(pub i64);
 
 /// A line of `dragnet cache list`.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +112,9 @@ pub struct CacheLabel {
     pub expires_at: Option<DateTime<Utc>>,
     /// The entry served or written: its `CacheEntry::scope` and `key`.
     pub entry: Option<EntryName>,
+    /// On a hit, where the store keeps the payload served
+    /// (`CacheEntry::payload_row`).
+    pub payload_row: Option<PayloadRow>,
 }
 
 /// Which cache entry: whose (`CacheEntry::scope`) and which call

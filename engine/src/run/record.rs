@@ -4,6 +4,7 @@
 //! into the same types. Statuses are closed enums, `interrupted` included.
 
 use dragnet_core::Document;
+use dragnet_walk::result::ServedFrom;
 use std::fmt;
 
 use crate::watermark::WatermarkMove;
@@ -210,6 +211,12 @@ pub struct StepRecord {
     /// (never serialized: it is the store's instruction, not the record).
     #[serde(skip)]
     pub watermark: Option<WatermarkMove>,
+    /// When `output` is a cached payload as served, with `_loop` after it:
+    /// where the store keeps that payload and the `_loop` text, so the
+    /// store may point at the payload instead of keeping a copy (never
+    /// serialized, like `watermark`).
+    #[serde(skip)]
+    pub served_from: Option<ServedFrom>,
 }
 
 impl StepRecord {
@@ -226,6 +233,7 @@ impl StepRecord {
             verdict: None,
             output: None,
             watermark: None,
+            served_from: None,
         }
     }
 

@@ -264,6 +264,12 @@ async fn run_tool(
                 });
                 let in_loop = settled.as_ref().map(|s| report_json(&s.report));
                 record.output = Some(result.workflow_document_with(in_loop.as_ref()));
+                // An incremental step's rows are its window's, not the payload's.
+                record.served_from = if settled.is_none() {
+                    result.served_from(in_loop.as_ref())
+                } else {
+                    None
+                };
                 record.watermark = settled.and_then(|s| s.moved).map(|to| WatermarkMove {
                     workflow: shared.workflow.name.clone(),
                     step: step.id.as_str().to_string(),

@@ -3,10 +3,12 @@
 //! Statuses are read by the names they were stored by (`interrupted` too),
 //! verdicts and inputs from their JSON, outputs kept as the raw JSON text
 //! they were written as (inflated from `output_packed`, or from the `output`
-//! text of rows older than it). A listing reads the runs' rows and counts of
+//! text of rows older than it; a step served from the cache is the payload
+//! it points at written again with its `_loop` text, byte for byte). A listing reads the runs' rows and counts of
 //! their steps, never an output. `Runs` is the engine's `RunLog`.
 
 use dragnet_core::Document;
+use dragnet_walk::result::served_document;
 
 use chrono::{DateTime, Utc};
 use dragnet_engine::run::{
@@ -100,13 +102,17 @@ const RUN: &str = "SELECT run_id, workflow, source, status, inputs, started_at, 
      duration_ms, trigger_kind, trigger_scheduled_for, trigger_fired_at, trigger_schedule_id, \
      started_by FROM runs WHERE run_id = $1";
 
-const STEPS: &str = "SELECT id, kind, status, reason, started_at, finished_at, duration_ms, \
-     attempts, verdict, output, output_packed, output_bytes FROM run_steps WHERE run_id = $1 \
-     ORDER BY idx";
+/// A step served from the cache reads the payload it points at too.
+const STEPS: &str = "SELECT s.id, s.kind, s.status, s.reason, s.started_at, s.finished_at, \
+     s.duration_ms, s.attempts, s.verdict, s.output, s.output_packed, s.output_bytes, s.output_loop, \
+     p.codec AS served_codec, p.payload AS served_payload, p.payload_bytes AS served_bytes \
+     FROM run_steps s LEFT JOIN cache_payloads p ON p.id = s.output_payload \
+     WHERE s.run_id = $1 ORDER BY s.idx";
 
 /// The same without the outputs (which may be megabytes each).
 const STEPS_BARE: &str = "SELECT id, kind, status, reason, started_at, finished_at, duration_ms, \
-     attempts, verdict, NULL AS output, NULL AS output_packed, NULL AS output_bytes \
+     attempts, verdict, NULL AS output, NULL AS output_packed, NULL AS output_bytes, \
+     NULL AS output_loop, NULL AS served_codec, NULL AS served_payload, NULL AS served_bytes \
      FROM run_steps WHERE run_id = $1 ORDER BY idx";
 
 impl Runs {
@@ -186,12 +192,22 @@ impl Runs {
                 .map_err(op())?;
             let mut steps = Vec::with_capacity(step_rows.len());
             for s in &step_rows {
-                let output = match col::<_, Option<Vec<u8>>>(s, "output_packed")? {
-                    Some(packed) => {
+                let from_cache = (
+                    col::<_, Option<String>>(s, "output_loop")?,
+                    col::<_, Option<String>>(s, "served_codec")?,
+                    col::<_, Option<Vec<u8>>>(s, "served_payload")?,
+                    col::<_, Option<i64>>(s, "served_bytes")?,
+                );
+                let output = match (col::<_, Option<Vec<u8>>>(s, "output_packed")?, from_cache) {
+                    (_, (Some(loop_text), Some(codec), Some(payload), Some(len))) => {
+                        let len = to_u64(len, "cached payload length")?;
+                        Some(served(&codec, payload, len, &loop_text).await?)
+                    }
+                    (Some(packed), _) => {
                         let len = col::<_, Option<i64>>(s, "output_bytes")?.unwrap_or(0);
                         Some(unpack(packed, to_u64(len, "step output length")?).await?)
                     }
-                    None => raw(col(s, "output")?)?,
+                    (None, _) => raw(col(s, "output")?)?,
                 };
                 steps.push(StepRecord {
                     id: col(s, "id")?,
@@ -205,6 +221,7 @@ impl Runs {
                     verdict: json::<StepVerdict>(col(s, "verdict")?, "step verdict")?,
                     output,
                     watermark: None,
+                    served_from: None,
                 });
             }
             Ok(Some(RunRecord {
@@ -297,6 +314,21 @@ async fn unpack(packed: Vec<u8>, len: u64) -> Result<Document> {
         .map_err(|_| bad())?;
     let text = String::from_utf8(text).map_err(|_| bad())?;
     raw(Some(text))?.ok_or_else(bad)
+}
+
+/// A step's output served from the cache: the payload it was served
+/// (`codec`-compressed, `len` bytes whole) written with its `_loop` text,
+/// the same bytes the step rendered.
+async fn served(codec: &str, payload: Vec<u8>, len: u64, loop_text: &str) -> Result<Document> {
+    let bad = || Error::BadValue {
+        what: "step output served from the cache",
+    };
+    let codec = Codec::parse(codec).ok_or_else(bad)?;
+    let bytes = codec::decompress(payload, len, codec, "a run step")
+        .await
+        .map_err(|_| bad())?;
+    let payload = dragnet_walk::cache::stored::decode(bytes).ok_or_else(bad)?;
+    Ok(served_document(&payload, loop_text))
 }
 
 /// A step's output as the raw JSON it was written as.

@@ -2,7 +2,9 @@
 //! the run can still be looked at, resumed or re-run from a step, then
 //! cleared by the sweeper (`[runs] keep_outputs_days`). The run's row and
 //! its steps' rows (status, timing, verdict) stay; only the outputs go, so
-//! `runs show` still shows the run, with `output: null` on those steps.
+//! `runs show` still shows the run, with `output: null` on those steps. A
+//! cached payload an output pointed at goes with the sweep's next
+//! collection of unreferenced payloads (`Cache::collect_payloads`).
 
 use chrono::{DateTime, Utc};
 
@@ -10,9 +12,9 @@ use crate::db::{with_pool, OnDb, Stamp};
 use crate::error::{Error, Result};
 use crate::runs::Runs;
 
-const PRUNE: &str =
-    "UPDATE run_steps SET output = NULL, output_packed = NULL, output_bytes = NULL \
-     WHERE (output IS NOT NULL OR output_packed IS NOT NULL) AND run_id IN \
+const PRUNE: &str = "UPDATE run_steps SET output = NULL, output_packed = NULL, output_bytes = NULL, \
+     output_payload = NULL, output_loop = NULL \
+     WHERE (output IS NOT NULL OR output_packed IS NOT NULL OR output_payload IS NOT NULL) AND run_id IN \
      (SELECT run_id FROM runs WHERE finished_at IS NOT NULL AND finished_at < $1)";
 
 impl Runs {

@@ -4,6 +4,12 @@
 //! A step's output is stored as it was rendered (never re-serialised),
 //! LZ4-compressed into `output_packed`; the old `output` text column is
 //! left NULL by this build (it is still read for rows written before).
+//! A step served from the cache as it was stored (`StepRecord::served_from`)
+//! is written as a pointer instead: the cached payload's row and the
+//! `_loop` text (`output_payload`, `output_loop`), in the same transaction
+//! that checks the payload is still there and holds it; a payload gone
+//! meanwhile (the cache replaced and collected it) means the output is
+//! compressed and written whole after all.
 
 use chrono::{DateTime, Utc};
 use dragnet_engine::run::{RunRecord, StepRecord, StepType};
@@ -32,14 +38,15 @@ const UPSERT_RUN: &str = "INSERT INTO runs \
 
 const UPSERT_STEP: &str = "INSERT INTO run_steps \
      (run_id, idx, id, kind, status, reason, started_at, finished_at, duration_ms, attempts, verdict, \
-      output, output_packed, output_bytes) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, $12, $13) \
+      output, output_packed, output_bytes, output_payload, output_loop) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, $12, $13, $14, $15) \
      ON CONFLICT (run_id, idx) DO UPDATE SET \
      id = excluded.id, kind = excluded.kind, status = excluded.status, reason = excluded.reason, \
      started_at = excluded.started_at, finished_at = excluded.finished_at, \
      duration_ms = excluded.duration_ms, attempts = excluded.attempts, \
      verdict = excluded.verdict, output = excluded.output, \
-     output_packed = excluded.output_packed, output_bytes = excluded.output_bytes";
+     output_packed = excluded.output_packed, output_bytes = excluded.output_bytes, \
+     output_payload = excluded.output_payload, output_loop = excluded.output_loop";
 
 const STEP_RUNNING: &str = "INSERT INTO run_steps (run_id, idx, id, kind, status, started_at) \
      VALUES ($1, $2, $3, $4, 'running', $5) \
@@ -78,6 +85,37 @@ macro_rules! pass_fence {
     };
 }
 
+/// A cached payload a step output is about to point at: still there? On
+/// PostgreSQL the row is also held until the write commits, so that
+/// collecting it waits and then finds the pointer.
+const SERVED_PG: &str = "SELECT id FROM cache_payloads WHERE id = $1 FOR KEY SHARE";
+const SERVED_SQLITE: &str = "SELECT id FROM cache_payloads WHERE id = $1";
+
+/// In transaction `$tx` of `$db`: each of `$rows` (encoding `$steps`) that
+/// points at a cached payload keeps its pointer if the payload is there,
+/// and is written whole otherwise.
+macro_rules! keep_served {
+    ($db:expr, $tx:ident, $rows:expr, $steps:expr, $op:expr) => {
+        for (row, step) in $rows.iter_mut().zip($steps) {
+            let Some((id, _)) = row.served.as_ref() else {
+                continue;
+            };
+            let sql = match $crate::db::OnDb::db($db) {
+                Db::Postgres(_) => SERVED_PG,
+                Db::Sqlite(_) => SERVED_SQLITE,
+            };
+            let there: Option<i64> = sqlx::query_scalar(sql)
+                .bind(*id)
+                .fetch_optional(&mut *$tx)
+                .await
+                .map_err($op)?;
+            if there.is_none() {
+                row.write_whole(step).await?;
+            }
+        }
+    };
+}
+
 const HEARTBEAT: &str =
     "UPDATE runs SET heartbeat_at = $2 WHERE run_id = $1 AND status IN ('running', 'queued')";
 
@@ -97,8 +135,22 @@ struct StepRow {
     /// The output's JSON text, LZ4-compressed, and its length before.
     packed: Option<Vec<u8>>,
     output_bytes: Option<i64>,
+    /// Instead of `packed`: the cached payload's row and the `_loop` text.
+    served: Option<(i64, String)>,
     duration_ms: i64,
     attempts: i64,
+}
+
+impl StepRow {
+    /// Drops the pointer to a cached payload and writes `step`'s output whole.
+    async fn write_whole(&mut self, step: &StepRecord) -> Result<()> {
+        self.served = None;
+        self.packed = match step.output.as_ref() {
+            Some(doc) => Some(codec::compress(doc.clone()).await?),
+            None => None,
+        };
+        Ok(())
+    }
 }
 
 fn run_row(run: &RunRecord, owner: &RunOwner) -> Result<RunRow> {
@@ -123,12 +175,16 @@ async fn step_row(idx: usize, step: &StepRecord) -> Result<StepRow> {
             what: "step verdict",
             source,
         })?;
-    let (packed, output_bytes) = match step.output.as_ref() {
-        Some(doc) => {
+    let (packed, output_bytes, served) = match (step.output.as_ref(), &step.served_from) {
+        (Some(doc), Some(from)) => {
             let len = to_i64(doc.get().len() as u64, "step output length")?;
-            (Some(codec::compress(doc.clone()).await?), Some(len))
+            (None, Some(len), Some((from.row.0, from.loop_text.clone())))
         }
-        None => (None, None),
+        (Some(doc), None) => {
+            let len = to_i64(doc.get().len() as u64, "step output length")?;
+            (Some(codec::compress(doc.clone()).await?), Some(len), None)
+        }
+        (None, _) => (None, None, None),
     };
     Ok(StepRow {
         idx: to_i64(idx as u64, "step index")?,
@@ -136,6 +192,7 @@ async fn step_row(idx: usize, step: &StepRecord) -> Result<StepRow> {
         verdict,
         packed,
         output_bytes,
+        served,
         duration_ms: to_i64(step.duration_ms, "step duration")?,
         attempts: i64::from(step.attempts),
     })
@@ -227,6 +284,7 @@ impl Runs {
                 .execute(&mut *tx)
                 .await
                 .map_err(op())?;
+            keep_served!(self, tx, steps, run.steps.iter(), op());
             for (step, enc) in run.steps.iter().zip(&steps) {
                 bind_step(sqlx::query(UPSERT_STEP), &run.run_id, step, enc, T::enc)
                     .execute(&mut *tx)
@@ -264,6 +322,7 @@ impl Runs {
         with_pool!(self, |pool, T| {
             let mut tx = pool.begin_write().await.map_err(op())?;
             pass_fence!(self, tx, lease, op());
+            keep_served!(self, tx, rows, steps.iter().map(|(_, step)| *step), op());
             for ((_, step), enc) in steps.iter().zip(&rows) {
                 bind_step(sqlx::query(UPSERT_STEP), run_id, step, enc, T::enc)
                     .execute(&mut *tx)
@@ -333,7 +392,7 @@ impl Runs {
     }
 }
 
-/// Binds a step row's thirteen parameters.
+/// Binds a step row's fifteen parameters.
 fn bind_step<'q, DB, R>(
     query: sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>,
     run_id: &'q str,
@@ -367,4 +426,6 @@ where
         .bind(enc.verdict.clone())
         .bind(enc.packed.as_deref())
         .bind(enc.output_bytes)
+        .bind(enc.served.as_ref().map(|(id, _)| *id))
+        .bind(enc.served.as_ref().map(|(_, text)| text.clone()))
 }

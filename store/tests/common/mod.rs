@@ -24,5 +24,6 @@ pub fn entry(
         items: payload.len() as u64 / 10,
         cached_at: at,
         expires_at: at + ttl,
+        payload_row: None,
     }
 }

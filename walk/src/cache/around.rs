@@ -76,6 +76,7 @@ pub fn hit(
                 scope: entry.scope.clone(),
                 key: entry.key.clone(),
             }),
+            payload_row: entry.payload_row,
         }),
     }
 }
@@ -92,6 +93,7 @@ pub async fn record(policy: &CachePolicy, key: String, result: &LoopResult) -> O
         cached_at: None,
         expires_at: None,
         entry: None,
+        payload_row: None,
     };
     if !result.verdict.complete {
         // Only complete walks are ever stored.
@@ -107,6 +109,7 @@ pub async fn record(policy: &CachePolicy, key: String, result: &LoopResult) -> O
         items: result.payload.items().len() as u64,
         cached_at: now,
         expires_at: now + ttl,
+        payload_row: None,
     };
     match policy.store.put(&entry).await {
         Ok(()) => {
@@ -140,6 +143,7 @@ mod tests {
             items: 0,
             cached_at: at,
             expires_at: at + ChronoDuration::hours(24),
+            payload_row: None,
         }
     }
 
