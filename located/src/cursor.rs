@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::yaml::{Node, NodeValue, Pos};
+use super::yaml::{Entry, Node, NodeValue, Pos};
 use crate::Location;
 
 /// A node and the path that leads to it.
@@ -36,16 +36,41 @@ impl<'a> Cursor<'a> {
 
     /// The value under `key`, when this is a mapping holding it.
     pub fn key(&self, key: &str) -> Option<Cursor<'a>> {
-        self.entries()
-            .find(|(k, _, _)| *k == key)
-            .map(|(_, _, c)| c)
+        self.entry(key).map(|e| self.child(e))
     }
 
     /// A key's own position and path, when present.
     pub fn key_site(&self, key: &str) -> Option<(Pos, String)> {
-        self.entries()
-            .find(|(k, _, _)| *k == key)
-            .map(|(_, pos, c)| (pos, c.path))
+        self.entry(key)
+            .map(|e| (e.key_pos, join_key(&self.path, &e.key)))
+    }
+
+    /// The entry holding `key`, found before any path is written (a lookup
+    /// runs for every key a step may have, most of them absent).
+    fn entry(&self, key: &str) -> Option<&'a Entry> {
+        match &self.node.value {
+            NodeValue::Map(entries) => entries.iter().find(|e| e.key == key),
+            _ => None,
+        }
+    }
+
+    fn child(&self, e: &'a Entry) -> Cursor<'a> {
+        Cursor {
+            node: &e.value,
+            path: join_key(&self.path, &e.key),
+        }
+    }
+
+    /// The keys of a mapping and their positions, without the paths
+    /// `entries` writes (nothing for other nodes).
+    pub fn keys(&self) -> impl Iterator<Item = (&'a str, Pos)> + '_ {
+        let entries: &'a [_] = match &self.node.value {
+            NodeValue::Map(entries) => entries,
+            _ => &[],
+        };
+        entries
+            .iter()
+            .map(|e: &'a Entry| (e.key.as_str(), e.key_pos))
     }
 
     /// Entries of a mapping (nothing for other nodes).
@@ -54,16 +79,9 @@ impl<'a> Cursor<'a> {
             NodeValue::Map(entries) => entries,
             _ => &[],
         };
-        entries.iter().map(move |e| {
-            (
-                e.key.as_str(),
-                e.key_pos,
-                Cursor {
-                    node: &e.value,
-                    path: join_key(&self.path, &e.key),
-                },
-            )
-        })
+        entries
+            .iter()
+            .map(move |e| (e.key.as_str(), e.key_pos, self.child(e)))
     }
 
     /// Items of a sequence (nothing for other nodes).

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::context::{reword, Ctx};
-use crate::cursor::Cursor;
+use crate::cursor::{join_key, Cursor};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::yaml::{self, Node, Pos};
 
@@ -71,14 +71,14 @@ pub fn load<T>(
 /// Reports every key of mapping `map` that is not in `keys`, in serde's
 /// words made plain ("did you mean …?").
 pub fn check_keys(cx: &mut Ctx, map: &Cursor<'_>, keys: &[&str]) {
-    for (key, pos, c) in map.entries() {
+    for (key, pos) in map.keys() {
         if !keys.contains(&key) {
             let expected: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
             let serde_like = format!(
                 "unknown field `{key}`, expected one of {}",
                 expected.join(", ")
             );
-            cx.at(pos, &c.path, reword(&serde_like));
+            cx.at(pos, &join_key(&map.path, key), reword(&serde_like));
         }
     }
 }

@@ -484,13 +484,14 @@ async fn runs_read_back_typed_through_the_run_log(db: Db) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// A batch larger than one statement's rows (64), with one step named
+/// A batch larger than two statements' rows (500 each), with one step named
 /// twice: every row lands, each as its record says, the twice-named one
 /// as the later record.
 async fn a_batch_of_many_steps_is_written_whole_and_a_step_named_twice_as_last_said(
     db: Db,
 ) -> anyhow::Result<()> {
-    let n = 150;
+    // More than two statements' worth of rows (500 each), and one over.
+    let n = 1_001;
     let mut run = record("many", t0());
     run.steps = (0..n)
         .map(|i| StepRecord::pending(&format!("s{i}"), StepType::Branch))

@@ -1,6 +1,8 @@
 //! The scheduling loop: start every step whose dependencies are settled
-//! (bounded by a semaphore), decide skips and dependency failures with a
-//! reason, record each step as it finishes, and drain cleanly on cancel.
+//! (tool steps as tasks, bounded by a semaphore; branches decided on the
+//! loop's own task, since they only read what they were given), decide
+//! skips and dependency failures with a reason, record each step as it
+//! finishes, and drain cleanly on cancel.
 
 use dragnet_core::Document;
 use std::collections::{HashMap, VecDeque};
@@ -14,7 +16,7 @@ use tokio::time::Instant;
 use super::branch::Decision;
 use super::inputs::resolve_inputs;
 use super::record::{RunRecord, RunStatus, StepRecord, StepStatus};
-use super::step_task::{abnormal_end, kind_name, run_step, Finished, Shared};
+use super::step_task::{abnormal_end, decide_now, kind_name, run_step, Finished, Shared};
 use super::tool_step::CallContext;
 use super::upstreams::Upstreams;
 use super::{RunObserver, RunOptions};
@@ -130,6 +132,8 @@ pub async fn run(
         .filter(|&i| remaining[i] == 0)
         .collect();
     let mut settled = 0usize;
+    // Branches decided on this task, waiting to be recorded.
+    let mut decided: VecDeque<Finished> = VecDeque::new();
     while settled < n {
         while let Some(i) = ready.pop_front() {
             if let Some(kept) = reusable(&options, &workflow, i, cancelled) {
@@ -168,11 +172,18 @@ pub async fn run(
                             })
                             .collect(),
                     };
-                    let shared = shared.clone();
+                    // A branch reads what it was given and calls nothing:
+                    // it is decided here, without a permit or a task.
                     let span = tracing::info_span!(
                         "step",
                         step_id = %workflow.steps[i].id.as_str(),
                     );
+                    if let StepKind::Branch(branch) = &workflow.steps[i].kind {
+                        let _in_step = span.enter();
+                        decided.push_back(decide_now(&shared, branch, i, pending, &scope));
+                        continue;
+                    }
+                    let shared = shared.clone();
                     let handle = tasks.spawn(tracing::Instrument::instrument(
                         async move { run_step(shared, i, pending, scope).await },
                         span,
@@ -181,40 +192,40 @@ pub async fn run(
                 }
             }
         }
-        if tasks.is_empty() {
-            break;
-        }
-        tokio::select! {
-            joined = tasks.join_next_with_id() => {
-                let Some(joined) = joined else { continue };
-                let done = match joined {
-                    Ok((id, done)) => {
+        let done = match decided.pop_front() {
+            Some(done) => done,
+            None if tasks.is_empty() => break,
+            None => tokio::select! {
+                joined = tasks.join_next_with_id() => match joined {
+                    Some(Ok((id, done))) => {
                         task_steps.remove(&id);
                         done
                     }
                     // A step catches its own panics; this is what is left
                     // around its body. The step fails, named; the run goes on.
-                    Err(e) => match task_steps.remove(&e.id()) {
+                    Some(Err(e)) => match task_steps.remove(&e.id()) {
                         Some(i) => abnormal_end(&workflow.steps[i], i, e, clock.now()),
                         None => continue,
                     },
-                };
-                if let Some(output) = &done.record.output {
-                    outputs[done.index] = Some(output.clone());
+                    None => continue,
+                },
+                _ = options.cancel.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    continue;
                 }
-                if let Some(d) = done.decision {
-                    decisions.insert(done.index, d);
-                }
-                observer.step_finished(&done.record);
-                let i = done.index;
-                record.steps[i] = done.record;
-                settled += 1;
-                release(i, &dependants, &mut remaining, &mut ready);
-            }
-            _ = options.cancel.cancelled(), if !cancelled => {
-                cancelled = true;
-            }
+            },
+        };
+        if let Some(output) = &done.record.output {
+            outputs[done.index] = Some(output.clone());
         }
+        if let Some(d) = done.decision {
+            decisions.insert(done.index, d);
+        }
+        observer.step_finished(&done.record);
+        let i = done.index;
+        record.steps[i] = done.record;
+        settled += 1;
+        release(i, &dependants, &mut remaining, &mut ready);
     }
     for (i, step) in record.steps.iter_mut().enumerate() {
         if step.is_finished() {

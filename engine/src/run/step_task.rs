@@ -1,6 +1,6 @@
-//! One step's task: it waits for a permit, runs a branch or a tool step
-//! (timeouts and retries of what may pass the second time), and reports
-//! its record back. A panic in the step fails that step, named; a task that
+//! One step's task: it waits for a permit, runs a tool step (timeouts and
+//! retries of what may pass the second time), and reports its record
+//! back; a branch is decided at once by the executor ([`decide_now`]). A panic in the step fails that step, named; a task that
 //! ends abnormally anyway is named by the executor through its task id.
 
 use dragnet_core::{Document, Payload};
@@ -26,7 +26,7 @@ use super::tool_step::{self, CallContext};
 use super::upstreams::{StepUpstream, Upstreams};
 use crate::refs::Scope;
 use crate::watermark::{WatermarkMove, WatermarkSource};
-use crate::workflow::model::{Step, StepKind, StepTool, ToolStep, Workflow};
+use crate::workflow::model::{BranchStep, Step, StepKind, StepTool, ToolStep, Workflow};
 
 /// What a finished step task reports back.
 pub(super) struct Finished {
@@ -92,18 +92,61 @@ async fn step_body(
     decision: &mut Option<Decision>,
 ) {
     match &step.kind {
-        StepKind::Branch(b) => {
-            record.attempts = 1;
-            match decide(b, scope) {
-                Ok((d, value)) => {
-                    record.output = raw(&d.output(&value));
-                    record.status = StepStatus::Succeeded;
-                    *decision = Some(d);
-                }
-                Err(e) => fail(record, &StepError::from(e)),
-            }
-        }
+        StepKind::Branch(b) => branch_body(b, scope, record, decision),
         StepKind::Tool(t) => run_tool(shared, step, t, scope, record).await,
+    }
+}
+
+/// Decides branch step `index` now, on the calling task, filling its
+/// pending `record` as `run_step` does (a panic fails the step, named);
+/// never panics.
+pub(super) fn decide_now(
+    shared: &Shared,
+    branch: &BranchStep,
+    index: usize,
+    mut record: StepRecord,
+    scope: &Scope,
+) -> Finished {
+    let clock = shared.calls.clock.as_ref();
+    record.status = StepStatus::Running;
+    record.started_at = Some(clock.now());
+    let started = clock.instant();
+    let mut decision = None;
+    let body = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        branch_body(branch, scope, &mut record, &mut decision)
+    }));
+    if let Err(payload) = body {
+        decision = None;
+        record.output = None;
+        let id = shared.workflow.steps[index].id.as_str();
+        fail(&mut record, &panicked(id, payload.as_ref()));
+    }
+    record.finished_at = Some(clock.now());
+    record.duration_ms = clock
+        .instant()
+        .saturating_duration_since(started)
+        .as_millis() as u64;
+    Finished {
+        index,
+        record,
+        decision,
+    }
+}
+
+fn branch_body(
+    b: &BranchStep,
+    scope: &Scope,
+    record: &mut StepRecord,
+    decision: &mut Option<Decision>,
+) {
+    record.attempts = 1;
+    match decide(b, scope) {
+        Ok((d, value)) => {
+            record.output = raw(&d.output(&value));
+            record.status = StepStatus::Succeeded;
+            *decision = Some(d);
+        }
+        Err(e) => fail(record, &StepError::from(e)),
     }
 }
 

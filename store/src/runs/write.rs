@@ -36,17 +36,25 @@ const UPSERT_RUN: &str = "INSERT INTO runs \
      trigger_schedule_id = COALESCE(runs.trigger_schedule_id, excluded.trigger_schedule_id), \
      started_by = COALESCE(runs.started_by, excluded.started_by)";
 
-const UPSERT_STEP: &str = "INSERT INTO run_steps \
+/// Step rows are written many to a statement (`upsert_steps`): a run's
+/// first write holds every step, and a statement is a round trip (to the
+/// server, or to SQLite's worker thread), so a 1,000-step run would
+/// otherwise spend most of its time handing statements over.
+const UPSERT_STEPS: &str = "INSERT INTO run_steps \
      (run_id, idx, id, kind, status, reason, started_at, finished_at, duration_ms, attempts, verdict, \
-      output, output_packed, output_bytes, output_payload, output_loop) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, $12, $13, $14, $15) \
-     ON CONFLICT (run_id, idx) DO UPDATE SET \
+      output, output_packed, output_bytes, output_payload, output_loop) ";
+
+const UPSERT_STEPS_CONFLICT: &str = " ON CONFLICT (run_id, idx) DO UPDATE SET \
      id = excluded.id, kind = excluded.kind, status = excluded.status, reason = excluded.reason, \
      started_at = excluded.started_at, finished_at = excluded.finished_at, \
      duration_ms = excluded.duration_ms, attempts = excluded.attempts, \
      verdict = excluded.verdict, output = excluded.output, \
      output_packed = excluded.output_packed, output_bytes = excluded.output_bytes, \
      output_payload = excluded.output_payload, output_loop = excluded.output_loop";
+
+/// The most step rows one statement writes: 14 parameters each, well
+/// inside SQLite's 32,766 and PostgreSQL's 65,535.
+const STEPS_PER_STATEMENT: usize = 500;
 
 const STEP_RUNNING: &str = "INSERT INTO run_steps (run_id, idx, id, kind, status, started_at) \
      VALUES ($1, $2, $3, $4, 'running', $5) \
@@ -285,8 +293,10 @@ impl Runs {
                 .await
                 .map_err(op())?;
             keep_served!(self, tx, steps, run.steps.iter(), op());
-            for (step, enc) in run.steps.iter().zip(&steps) {
-                bind_step(sqlx::query(UPSERT_STEP), &run.run_id, step, enc, T::enc)
+            let rows: Vec<_> = run.steps.iter().zip(&steps).collect();
+            for chunk in rows.chunks(STEPS_PER_STATEMENT) {
+                upsert_steps(&run.run_id, chunk, T::enc)
+                    .build()
                     .execute(&mut *tx)
                     .await
                     .map_err(op())?;
@@ -323,8 +333,10 @@ impl Runs {
             let mut tx = pool.begin_write().await.map_err(op())?;
             pass_fence!(self, tx, lease, op());
             keep_served!(self, tx, rows, steps.iter().map(|(_, step)| *step), op());
-            for ((_, step), enc) in steps.iter().zip(&rows) {
-                bind_step(sqlx::query(UPSERT_STEP), run_id, step, enc, T::enc)
+            let rows = last_of_each(steps, &rows);
+            for chunk in rows.chunks(STEPS_PER_STATEMENT) {
+                upsert_steps(run_id, chunk, T::enc)
+                    .build()
                     .execute(&mut *tx)
                     .await
                     .map_err(op())?;
@@ -392,14 +404,30 @@ impl Runs {
     }
 }
 
-/// Binds a step row's fifteen parameters.
-fn bind_step<'q, DB, R>(
-    query: sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>,
+/// The last record of each step in `steps` (encoded as `rows`), in
+/// order: one statement may not write a row twice.
+fn last_of_each<'a>(
+    steps: &[(usize, &'a StepRecord)],
+    rows: &'a [StepRow],
+) -> Vec<(&'a StepRecord, &'a StepRow)> {
+    let mut seen = std::collections::HashSet::new();
+    let mut last: Vec<_> = steps
+        .iter()
+        .zip(rows)
+        .rev()
+        .filter(|((idx, _), _)| seen.insert(*idx))
+        .map(|((_, step), row)| (*step, row))
+        .collect();
+    last.reverse();
+    last
+}
+
+/// One statement writing `rows` of run `run_id` whole.
+fn upsert_steps<'q, DB, R>(
     run_id: &'q str,
-    step: &'q StepRecord,
-    enc: &'q StepRow,
+    rows: &[(&'q StepRecord, &'q StepRow)],
     stamp: fn(DateTime<Utc>) -> R,
-) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
+) -> sqlx::QueryBuilder<'q, DB>
 where
     DB: sqlx::Database,
     R: 'q + Send + sqlx::Encode<'q, DB> + sqlx::Type<DB>,
@@ -408,24 +436,29 @@ where
     Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<&'q [u8]>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
+    let mut query = sqlx::QueryBuilder::new(UPSERT_STEPS);
+    query.push_values(rows, |mut row, (step, enc)| {
+        row.push_bind(run_id)
+            .push_bind(enc.idx)
+            .push_bind(step.id.as_str())
+            .push_bind(step.kind.as_str())
+            .push_bind(enc.status)
+            .push_bind(step.reason.as_deref())
+            .push_bind(step.started_at.map(stamp))
+            .push_bind(step.finished_at.map(stamp))
+            .push_bind(enc.duration_ms)
+            .push_bind(enc.attempts)
+            .push_bind(enc.verdict.clone())
+            // The text column of older builds: never written now.
+            .push("NULL")
+            .push_bind(enc.packed.as_deref())
+            .push_bind(enc.output_bytes)
+            .push_bind(enc.served.as_ref().map(|(id, _)| *id))
+            .push_bind(enc.served.as_ref().map(|(_, text)| text.clone()));
+    });
+    query.push(UPSERT_STEPS_CONFLICT);
     query
-        .bind(run_id)
-        .bind(enc.idx)
-        .bind(step.id.as_str())
-        .bind(step.kind.as_str())
-        .bind(enc.status)
-        .bind(step.reason.as_deref())
-        .bind(step.started_at.map(stamp))
-        .bind(step.finished_at.map(stamp))
-        .bind(enc.duration_ms)
-        .bind(enc.attempts)
-        .bind(enc.verdict.clone())
-        .bind(enc.packed.as_deref())
-        .bind(enc.output_bytes)
-        .bind(enc.served.as_ref().map(|(id, _)| *id))
-        .bind(enc.served.as_ref().map(|(_, text)| text.clone()))
 }
