@@ -12,7 +12,8 @@
 //! ([`CacheEntry::payload_row`]), so a run's step served from it can point
 //! at that row instead of storing the rows again (`runs::write`). A
 //! payload row is deleted once neither an entry nor a step output names it:
-//! after a put replaces its entry, and by every sweep and purge
+//! after a put replaces its entry, after a sweep or purge that deleted
+//! entries, and after the retention cleared step outputs
 //! ([`Cache::collect_payloads`]); the foreign keys on both make a step's
 //! pointer and that deletion exclusive, so a step output never names a
 //! payload that is gone.
@@ -162,8 +163,8 @@ impl Cache {
         });
         if let Some(old) = replaced {
             // A step output that names it keeps it; a step writing its
-            // pointer at this moment may also make this fail. Either way the
-            // sweep collects it once nothing names it.
+            // pointer at this moment may also make this fail. Either way a
+            // later collection takes it once nothing names it.
             if let Err(error) = self.collect(Some(old)).await {
                 tracing::debug!(%error, "a replaced cache payload is kept for now");
             }

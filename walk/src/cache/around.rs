@@ -147,6 +147,47 @@ mod tests {
         }
     }
 
+    /// A hit of each payload kind, written again from its payload and
+    /// `_loop` text as a store reads it back, is the step's rendering.
+    #[test]
+    fn a_served_output_is_written_again_byte_for_byte() {
+        use crate::result::served_document;
+        let raw = |t: &str| serde_json::value::RawValue::from_string(t.into()).unwrap();
+        let root = raw(r#"{"total":2,"data":[{"id":1},{"id":"two"}],"next":null}"#);
+        let path = vec!["data".to_string()];
+        let page = crate::collection::split(&root, &path).unwrap();
+        let payloads = [
+            Payload::Collection {
+                envelope: crate::collection::envelope(&root, &path),
+                items: page.items.into_iter().map(|i| i.get()).collect(),
+            },
+            Payload::Items(["[1]", "{\"a\":\"\\u00e9\"}"].into_iter().collect()),
+            Payload::Single(raw(r#"{"text":"hello","_loop":"theirs"}"#)),
+            Payload::Single(raw(r#""plain words""#)),
+        ];
+        let mut served = entry();
+        served.payload_row = Some(dragnet_core::ports::cache::PayloadRow(7));
+        for payload in payloads {
+            // What the store reads back: the payload as it was stored.
+            let read_back = stored::decode(stored::encode(&payload)).unwrap();
+            let step = hit(payload, &served, &LoopOptions::default(), CacheMode::On);
+            let from = step
+                .served_from(None)
+                .expect("a plain hit is served as stored");
+            assert_eq!(from.row.0, 7);
+            let again = served_document(&read_back, &from.loop_text);
+            assert_eq!(again.get(), step.workflow_document().get());
+        }
+        // An entry without a payload row of its own: nothing to point at.
+        let old = hit(
+            Payload::Items(Default::default()),
+            &entry(),
+            &LoopOptions::default(),
+            CacheMode::On,
+        );
+        assert!(old.served_from(None).is_none());
+    }
+
     #[test]
     fn a_hit_without_a_collection_counts_no_rows() {
         let raw = serde_json::value::RawValue::from_string(r#"{"text":"hello"}"#.into()).unwrap();
