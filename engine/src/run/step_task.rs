@@ -9,6 +9,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use chrono::Utc;
+use dragnet_core::clock::Clock;
 use dragnet_core::progress::NoProgress;
 use dragnet_http::redact::Redacting;
 use dragnet_providers::McpCall;
@@ -16,6 +17,7 @@ use futures::FutureExt;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::task;
+use tokio::time::Instant;
 
 use super::branch::{decide, Decision};
 use super::incremental::{self, Shaping};
@@ -66,21 +68,43 @@ pub(super) async fn run_step(
     let body = AssertUnwindSafe(step_body(&shared, step, &scope, &mut record, &mut decision))
         .catch_unwind()
         .await;
-    if let Err(payload) = body {
-        decision = None;
-        record.output = None;
-        record.verdict = None;
-        fail(&mut record, &panicked(step.id.as_str(), payload.as_ref()));
-    }
-    record.finished_at = Some(clock.now());
-    record.duration_ms = clock
-        .instant()
-        .saturating_duration_since(started)
-        .as_millis() as u64;
-    Finished {
+    let ended = Ended {
         index,
         record,
         decision,
+        body,
+    };
+    ended.finish(step.id.as_str(), clock.as_ref(), started)
+}
+
+/// A step's record when its body returned, or panicked (`body`).
+struct Ended {
+    index: usize,
+    record: StepRecord,
+    decision: Option<Decision>,
+    body: Result<(), Box<dyn Any + Send>>,
+}
+
+impl Ended {
+    /// The step's report: a panic fails it, named `id`, with what the
+    /// record held when it happened; its time runs from `started`.
+    fn finish(mut self, id: &str, clock: &dyn Clock, started: Instant) -> Finished {
+        if let Err(payload) = self.body {
+            self.decision = None;
+            self.record.output = None;
+            self.record.verdict = None;
+            fail(&mut self.record, &panicked(id, payload.as_ref()));
+        }
+        self.record.finished_at = Some(clock.now());
+        self.record.duration_ms = clock
+            .instant()
+            .saturating_duration_since(started)
+            .as_millis() as u64;
+        Finished {
+            index: self.index,
+            record: self.record,
+            decision: self.decision,
+        }
     }
 }
 
@@ -115,22 +139,13 @@ pub(super) fn decide_now(
     let body = std::panic::catch_unwind(AssertUnwindSafe(|| {
         branch_body(branch, scope, &mut record, &mut decision)
     }));
-    if let Err(payload) = body {
-        decision = None;
-        record.output = None;
-        let id = shared.workflow.steps[index].id.as_str();
-        fail(&mut record, &panicked(id, payload.as_ref()));
-    }
-    record.finished_at = Some(clock.now());
-    record.duration_ms = clock
-        .instant()
-        .saturating_duration_since(started)
-        .as_millis() as u64;
-    Finished {
+    let ended = Ended {
         index,
         record,
         decision,
-    }
+        body,
+    };
+    ended.finish(shared.workflow.steps[index].id.as_str(), clock, started)
 }
 
 fn branch_body(
