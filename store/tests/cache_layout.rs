@@ -13,8 +13,6 @@ use dragnet_core::ports::cache::{CacheEntry, CacheStore};
 use dragnet_core::Payload;
 use dragnet_store::{on_both_backends, Db};
 use dragnet_walk::cache::stored;
-use dragnet_walk::collection;
-use serde_json::value::RawValue;
 
 on_both_backends!(
     new_entries_are_compressed_and_read_back_identical,
@@ -35,13 +33,7 @@ fn payload(n: usize) -> anyhow::Result<Payload> {
         r#"{{"@odata.count":{n},"value":[{}],"@odata.nextLink":null}}"#,
         orders.join(",")
     );
-    let root: Box<RawValue> = serde_json::from_str(&body)?;
-    let path = vec!["value".to_string()];
-    let page = collection::split(&root, &path).context("the page splits")?;
-    Ok(Payload::Collection {
-        envelope: collection::envelope(&root, &path),
-        items: page.items.into_iter().map(RawValue::get).collect(),
-    })
+    common::collection_payload(&body, "value")
 }
 
 fn entry_of(key: &str, bytes: Vec<u8>, items: u64) -> CacheEntry {

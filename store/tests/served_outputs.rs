@@ -16,9 +16,8 @@ use dragnet_core::Payload;
 use dragnet_engine::run::{RunRecord, RunStatus, StepRecord, StepStatus, StepType};
 use dragnet_store::{on_both_backends, Db, RunOwner};
 use dragnet_walk::cache::{around, stored};
-use dragnet_walk::{collection, LoopOptions, LoopResult};
+use dragnet_walk::{LoopOptions, LoopResult};
 use serde_json::json;
-use serde_json::value::RawValue;
 use sqlx::Row;
 
 on_both_backends!(
@@ -49,13 +48,7 @@ fn payload(n: usize, tag: &str) -> anyhow::Result<Payload> {
         r#"{{"total":{n},"data":[{}],"next":null}}"#,
         orders.join(",")
     );
-    let root: Box<RawValue> = serde_json::from_str(&body)?;
-    let path = vec!["data".to_string()];
-    let page = collection::split(&root, &path).context("the page splits")?;
-    Ok(Payload::Collection {
-        envelope: collection::envelope(&root, &path),
-        items: page.items.into_iter().map(RawValue::get).collect(),
-    })
+    common::collection_payload(&body, "data")
 }
 
 fn entry(payload: &Payload, at: DateTime<Utc>) -> CacheEntry {

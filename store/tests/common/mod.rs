@@ -27,3 +27,19 @@ pub fn entry(
         payload_row: None,
     }
 }
+
+/// The payload a walk keeps of page `body`: its collection under `key`
+/// split into items, the rest as the envelope.
+pub fn collection_payload(body: &str, key: &str) -> anyhow::Result<dragnet_core::Payload> {
+    use anyhow::Context;
+    use dragnet_walk::collection;
+    use serde_json::value::RawValue;
+
+    let root: Box<RawValue> = serde_json::from_str(body)?;
+    let path = vec![key.to_string()];
+    let page = collection::split(&root, &path).context("the page splits")?;
+    Ok(dragnet_core::Payload::Collection {
+        envelope: collection::envelope(&root, &path),
+        items: page.items.into_iter().map(RawValue::get).collect(),
+    })
+}
