@@ -172,6 +172,15 @@ impl Redactor {
         }
     }
 
+    /// `text` with every secret replaced, or `None` when it holds none
+    /// (so a caller keeps what it made the text from).
+    pub fn replaced(&self, text: &str) -> Option<String> {
+        match self.replace(text.as_bytes()) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(v) => Some(String::from_utf8_lossy(&v).into_owned()),
+        }
+    }
+
     fn replace<'a>(&self, haystack: &'a [u8]) -> Cow<'a, [u8]> {
         let mut current: Cow<'a, [u8]> = Cow::Borrowed(haystack);
         for finder in &self.finders {
@@ -375,6 +384,12 @@ mod tests {
         assert_eq!(
             &r.bytes(Bytes::from_static(b"Bearer token-abc"))[..],
             b"Bearer [redacted]"
+        );
+        // `replaced` says whether there was anything to replace.
+        assert_eq!(r.replaced("{\"a\":1}"), None);
+        assert_eq!(
+            r.replaced("{\"echo\":\"token-abc\"}").as_deref(),
+            Some("{\"echo\":\"[redacted]\"}")
         );
     }
 }

@@ -19,7 +19,7 @@ impl Gateway {
         let (bindings, defs) = self.served(agent);
         let entries: Vec<PoolEntry<'_>> = bindings
             .iter()
-            .zip(&defs)
+            .zip(defs)
             .map(|(b, d)| {
                 let openapi = match self.config.providers.get(&b.provider).map(|p| &p.kind) {
                     Some(ProviderKind::OpenApi { app, .. }) => Some(*app),
@@ -51,7 +51,7 @@ impl Gateway {
         Some(
             bindings
                 .iter()
-                .zip(&defs)
+                .zip(defs)
                 .zip(&pool.split.placements)
                 .map(|((b, d), p)| (d.name.clone(), b.provider.clone(), p.clone()))
                 .collect(),
@@ -80,7 +80,7 @@ impl Gateway {
             Err(e) => Answer::error(e),
         };
         match name {
-            SEARCH_TOOL => Ok(answer(pool.search(&self.served(agent).1, &args))),
+            SEARCH_TOOL => Ok(answer(pool.search(self.served(agent).1, &args))),
             LOAD_TOOL => Ok(answer(self.load(caller, &args))),
             CALL_TOOL => {
                 let Some(inner) = args.get("toolName").and_then(Value::as_str) else {

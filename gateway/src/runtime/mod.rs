@@ -76,6 +76,8 @@ pub struct Gateway {
     /// Each agent's split of direct and pooled tools (SPEC §7), and what
     /// each thread loaded from its pool.
     pub(crate) pools: HashMap<String, AgentPool>,
+    /// Each agent's served tools and their definitions, built once.
+    served: HashMap<String, ServedTools>,
     pub(crate) loaded: Loaded,
     /// Where connected-app credentials are kept, and their sealer (none
     /// without a connections key).
@@ -143,10 +145,9 @@ pub enum StartError {
 pub struct Answer {
     pub text: String,
     pub is_error: bool,
-    /// An upstream MCP server's answer as it said it (the protocol JSON of
-    /// its `CallToolResult`), passed to the agent unchanged; `text` is then
-    /// empty.
-    pub whole: Option<Value>,
+    /// An upstream MCP server's answer as it said it (scrubbed of
+    /// secrets), passed to the agent unchanged; `text` is then empty.
+    pub whole: Option<Box<rmcp::model::CallToolResult>>,
     /// Where the whole answer was stored, when it was: the agent gets a
     /// `resource_link` to it beside the text.
     pub stored: Option<ResultLink>,
@@ -281,10 +282,17 @@ impl Gateway {
             tasks,
             shutdown,
             pools: HashMap::new(),
+            served: HashMap::new(),
             loaded: Loaded::default(),
             connections,
             secrets,
         };
+        gateway.served = gateway
+            .config
+            .agents
+            .iter()
+            .map(|(name, agent)| (name.clone(), ServedTools::of(&agent.bindings)))
+            .collect();
         gateway.pools = gateway
             .config
             .agents
@@ -320,27 +328,15 @@ impl Gateway {
     }
 
     /// The bindings of `agent`, with the definitions they are listed by,
-    /// and after them the retrieval tools when one loops.
-    pub(crate) fn served(&self, agent: &str) -> (Vec<&Binding>, Vec<ToolDefinition>) {
-        let Some(a) = self.config.agents.get(agent) else {
-            return (Vec::new(), Vec::new());
+    /// and after them the retrieval tools when one loops (built once, when
+    /// the gateway starts: [`ServedTools`]).
+    pub(crate) fn served(&self, agent: &str) -> (Vec<&Binding>, &[ToolDefinition]) {
+        let (Some(a), Some(served)) = (self.config.agents.get(agent), self.served.get(agent))
+        else {
+            return (Vec::new(), &[]);
         };
-        let (usable, bound): (Vec<&Binding>, Vec<Bound<'_>>) = a
-            .bindings
-            .iter()
-            .filter_map(|b| {
-                let tool = b.tool.as_deref()?;
-                Some((
-                    b,
-                    Bound {
-                        provider: &b.provider,
-                        tool,
-                        looping: b.looping,
-                    },
-                ))
-            })
-            .unzip();
-        (usable, agent_tools(&bound))
+        let bindings = served.bindings.iter().map(|&i| &a.bindings[i]).collect();
+        (bindings, &served.defs)
     }
 
     /// What `tools/list` holds for `agent` on a stateless request: its
@@ -363,14 +359,14 @@ impl Gateway {
         let (bindings, defs) = self.served(agent);
         let pool = self.pools.get(agent);
         let mut out: Vec<ToolDefinition> = defs
-            .into_iter()
+            .iter()
             .enumerate()
             .filter(|(i, d)| {
                 *i >= bindings.len()
                     || pool.is_none_or(|p| p.is_direct(*i))
                     || loaded.is_some_and(|l| l.contains(&d.name))
             })
-            .map(|(_, d)| d)
+            .map(|(_, d)| d.clone())
             .collect();
         if pool.is_some_and(AgentPool::has_pool) {
             out.extend(meta_tools());
@@ -434,7 +430,7 @@ impl Gateway {
         }
         let Some((at, binding)) = bindings
             .iter()
-            .zip(&defs)
+            .zip(defs)
             .enumerate()
             .find(|(_, (_, d))| d.name == name)
             .map(|(i, (b, _))| (i, *b))
@@ -617,4 +613,38 @@ fn resolve_mcp_bindings(
         }
     }
     Ok(())
+}
+
+/// An agent's bindings that have a tool (by their index in the agent's
+/// configuration) and the definitions they are listed by, the retrieval
+/// tools after them when one loops. The configuration does not change
+/// while the gateway runs, so these are built once rather than for every
+/// call and listing.
+struct ServedTools {
+    bindings: Vec<usize>,
+    defs: Vec<ToolDefinition>,
+}
+
+impl ServedTools {
+    fn of(all: &[Binding]) -> ServedTools {
+        let (bindings, bound): (Vec<usize>, Vec<Bound<'_>>) = all
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| {
+                let tool = b.tool.as_deref()?;
+                Some((
+                    i,
+                    Bound {
+                        provider: &b.provider,
+                        tool,
+                        looping: b.looping,
+                    },
+                ))
+            })
+            .unzip();
+        ServedTools {
+            bindings,
+            defs: agent_tools(&bound),
+        }
+    }
 }

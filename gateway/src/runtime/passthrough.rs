@@ -84,21 +84,27 @@ pub(super) async fn call(
         }
     };
     let text = serde_json::to_string(&result).unwrap_or_default();
-    let scrubbed = secrets.text(text);
     // A secret is replaced inside the strings it sits in, so the JSON still
-    // reads; if it ever did not, nothing passes whole.
-    let Ok(mut result) = serde_json::from_str::<CallToolResult>(&scrubbed) else {
-        return Err("the upstream's answer could not be read back after scrubbing".into());
+    // reads; if it ever did not, nothing passes whole. An answer that held
+    // no secret is kept as it was read.
+    let (mut result, text) = match secrets.replaced(&text) {
+        None => (result, text),
+        Some(scrubbed) => match serde_json::from_str::<CallToolResult>(&scrubbed) {
+            Ok(result) => (result, scrubbed),
+            Err(_) => {
+                return Err("the upstream's answer could not be read back after scrubbing".into())
+            }
+        },
     };
     let linked = link_large_blocks(&mut result, guarding).await?;
     let said = match linked {
         true => serde_json::to_string(&result).unwrap_or_default(),
-        false => scrubbed,
+        false => text,
     };
     if estimate_tokens(&said) <= guarding.budget.tokens {
         return Ok(Passed::Whole(Answer {
             is_error: result.is_error == Some(true),
-            whole: serde_json::from_str::<Value>(&said).ok(),
+            whole: Some(Box::new(result)),
             ..Answer::said("")
         }));
     }
