@@ -20,6 +20,7 @@
 //! `CallToolResult` with `isError`, so the agent reads it.
 
 pub mod http;
+mod lines;
 mod progress;
 pub(crate) mod resources;
 mod stdio;
@@ -298,7 +299,8 @@ impl ServerHandler for McpAgent {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let caller = self.caller(&context, request.meta.as_ref())?;
-        match self.gateway.read_result(&caller, &request.uri).await {
+        // Boxed for the reason `call_tool`'s call is.
+        match Box::pin(self.gateway.read_result(&caller, &request.uri)).await {
             Ok(stored) => Ok(resources::contents(&request.uri, stored).into()),
             Err(e) if matches!(e, crate::Error::UnknownResult { .. }) => {
                 Err(McpError::resource_not_found(e.to_string(), None))
@@ -324,9 +326,14 @@ impl ServerHandler for McpAgent {
         let (events, mut received) = mpsc::unbounded_channel();
         let sink = ChannelSink(token.is_some().then_some(events));
         let loads = request.name == crate::discovery::pool::LOAD_TOOL && caller.session;
-        let call = self
-            .gateway
-            .call(&caller, &request.name, args, &sink, context.ct.clone());
+        // Boxed: the call's state is tens of kilobytes, and rmcp moves the
+        // handler's future into a task of its own for every request; a box
+        // keeps that move to a pointer's size.
+        let mut call =
+            Box::pin(
+                self.gateway
+                    .call(&caller, &request.name, args, &sink, context.ct.clone()),
+            );
         let Some(token) = token else {
             let answer = call.await;
             if loads && !answer.is_error {
@@ -334,7 +341,6 @@ impl ServerHandler for McpAgent {
             }
             return Ok(result_of(answer, links_known(&context)));
         };
-        tokio::pin!(call);
         let mut series = progress::Sequence::default();
         let answer = loop {
             tokio::select! {
@@ -435,10 +441,7 @@ fn links_known(context: &RequestContext<RoleServer>) -> bool {
 /// the whole answer.
 fn result_of(answer: Answer, links: bool) -> CallToolResponse {
     // An upstream's answer as it said it.
-    if let Some(mut result) = answer
-        .whole
-        .and_then(|whole| serde_json::from_value::<CallToolResult>(whole).ok())
-    {
+    if let Some(mut result) = answer.whole.map(|whole| *whole) {
         // An upstream on an older protocol sends no `resultType`; ours is
         // complete (the handler drops it again for older callers).
         result.result_type = Some(rmcp::model::ResultType::COMPLETE);
@@ -465,8 +468,9 @@ fn result_of(answer: Answer, links: bool) -> CallToolResponse {
 /// Serves `agent` over this process's stdin and stdout until the client
 /// goes away.
 pub async fn serve_stdio(agent: McpAgent) -> Result<(), crate::Error> {
+    let (read, write) = stdio::stdio();
     let running = agent
-        .serve(stdio::stdio())
+        .serve(lines::Lines::new(read, write))
         .await
         .map_err(|e| crate::Error::Session {
             ended: false,
