@@ -59,7 +59,10 @@ impl RefExpr {
     /// Parses `text`; the root must be `$.inputs`, `$.steps.<id>` or `$.trigger`.
     pub fn parse(text: &str) -> Result<RefExpr, RefError> {
         let text = text.trim();
-        parse_path(text)?;
+        // A path of member names only needs no parser to be known valid.
+        if !member_names_only(text) {
+            parse_path(text)?;
+        }
         let segments = split(text).ok_or_else(|| {
             RefError(format!(
                 "`{text}` must start with $.inputs, $.steps.<id> or $.trigger"
@@ -225,6 +228,25 @@ fn resolve_value(root: &Value, r: &RefExpr) -> Result<Value, RefError> {
     }
 }
 
+/// Whether `text` is `$` and one or more `.name` (a letter or `_`, then
+/// letters, digits or `_`: RFC 9535's member-name shorthand in ASCII),
+/// the commonest ref (`$.inputs.go`, `$.steps.fetch._loop.complete`).
+/// Such a path is valid JSONPath, so compiling it skips jsonpath-rust's
+/// parser, which took about a sixth of a 1,000-step workflow's run
+/// (`docs/PERFORMANCE.md`, P4).
+fn member_names_only(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix("$.") else {
+        return false;
+    };
+    rest.split('.').all(|name| {
+        let mut bytes = name.bytes();
+        bytes
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+            && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
+}
+
 /// The most parser steps one JSONPath may take. Ordinary refs take a few
 /// hundred; jsonpath-rust's parser backtracks, and nested filters can make it
 /// take exponentially many (found by fuzzing: 900 bytes ran for minutes).
@@ -288,6 +310,51 @@ fn step<'a, T: json::JsonText + ?Sized>(raw: &'a T, segment: &Segment) -> Option
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn paths_of_member_names_are_valid_jsonpath_and_nothing_else_skips_the_parser() {
+        let names = [
+            "inputs", "go", "_loop", "_", "a1", "A_b_9", "true", "false", "null", "length",
+            "steps", "items", "x",
+        ];
+        for a in names {
+            for b in names {
+                let text = format!("$.{a}.{b}");
+                assert!(member_names_only(&text), "{text}");
+                assert!(parse_path(&text).is_ok(), "{text} is valid JSONPath");
+            }
+        }
+        for text in [
+            "$",
+            "$.",
+            "$..a",
+            "$.a.",
+            "$.1a",
+            "$.a-b",
+            "$.a b",
+            "$.a[0]",
+            "$['a']",
+            "$.a.*",
+            "$.é",
+            "$.inputs..go",
+            "inputs.go",
+            "$.a.@",
+        ] {
+            assert!(!member_names_only(text), "{text}");
+        }
+        // What the parser refuses is still refused.
+        assert!(RefExpr::parse("$.inputs.a-b").is_err());
+        assert!(RefExpr::parse("$.inputs.1a").is_err());
+        assert_eq!(
+            RefExpr::parse("$.steps.fetch._loop.complete")
+                .unwrap()
+                .plain,
+            Some(vec![
+                Segment::Key("_loop".into()),
+                Segment::Key("complete".into())
+            ])
+        );
+    }
 
     fn scope() -> Scope {
         let mut s = Scope {

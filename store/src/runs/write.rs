@@ -52,9 +52,26 @@ const UPSERT_STEPS_CONFLICT: &str = " ON CONFLICT (run_id, idx) DO UPDATE SET \
      output_packed = excluded.output_packed, output_bytes = excluded.output_bytes, \
      output_payload = excluded.output_payload, output_loop = excluded.output_loop";
 
-/// The most step rows one statement writes: 14 parameters each, well
-/// inside SQLite's 32,766 and PostgreSQL's 65,535.
-const STEPS_PER_STATEMENT: usize = 500;
+/// How many step rows one statement writes (15 parameters each). A
+/// statement of each size is prepared once per connection and reused
+/// (sqlx keeps prepared statements by their text), so rows go out in
+/// these sizes, largest first, rather than one statement of whatever a
+/// batch holds: parsing a new statement of n rows cost about as much as
+/// writing them (SQLite's parser was 9% of a 1,000-step run's
+/// instructions, `docs/PERFORMANCE.md`, P4). The largest is small enough
+/// that preparing each size once stays cheap for a short process.
+const STATEMENT_SIZES: [usize; 4] = [64, 16, 4, 1];
+
+/// `rows` cut into pieces of [`STATEMENT_SIZES`], largest first.
+fn in_statements<T>(rows: &[T]) -> impl Iterator<Item = &[T]> {
+    let mut rest = rows;
+    std::iter::from_fn(move || {
+        let size = STATEMENT_SIZES.into_iter().find(|&n| n <= rest.len())?;
+        let (piece, after) = rest.split_at(size);
+        rest = after;
+        Some(piece)
+    })
+}
 
 const STEP_RUNNING: &str = "INSERT INTO run_steps (run_id, idx, id, kind, status, started_at) \
      VALUES ($1, $2, $3, $4, 'running', $5) \
@@ -294,7 +311,7 @@ impl Runs {
                 .map_err(op())?;
             keep_served!(self, tx, steps, run.steps.iter(), op());
             let rows: Vec<_> = run.steps.iter().zip(&steps).collect();
-            for chunk in rows.chunks(STEPS_PER_STATEMENT) {
+            for chunk in in_statements(&rows) {
                 upsert_steps(&run.run_id, chunk, T::enc)
                     .build()
                     .execute(&mut *tx)
@@ -334,7 +351,7 @@ impl Runs {
             pass_fence!(self, tx, lease, op());
             keep_served!(self, tx, rows, steps.iter().map(|(_, step)| *step), op());
             let rows = last_of_each(steps, &rows);
-            for chunk in rows.chunks(STEPS_PER_STATEMENT) {
+            for chunk in in_statements(&rows) {
                 upsert_steps(run_id, chunk, T::enc)
                     .build()
                     .execute(&mut *tx)
@@ -461,4 +478,30 @@ where
     });
     query.push(UPSERT_STEPS_CONFLICT);
     query
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{in_statements, STATEMENT_SIZES};
+
+    #[test]
+    fn rows_go_out_whole_in_order_in_the_fixed_sizes() {
+        for n in [0, 1, 3, 4, 5, 21, 64, 65, 300, 1_000, 1_001] {
+            let rows: Vec<usize> = (0..n).collect();
+            let pieces: Vec<&[usize]> = in_statements(&rows).collect();
+            assert!(
+                pieces.iter().all(|p| STATEMENT_SIZES.contains(&p.len())),
+                "{n}"
+            );
+            assert_eq!(pieces.concat(), rows, "{n}");
+            // Largest first: no piece after one smaller than it.
+            assert!(pieces.windows(2).all(|w| w[0].len() >= w[1].len()), "{n}");
+        }
+        let sizes = |n: usize| {
+            let rows = vec![(); n];
+            in_statements(&rows).map(<[()]>::len).collect::<Vec<_>>()
+        };
+        assert_eq!(sizes(100), [64, 16, 16, 4]);
+        assert_eq!(sizes(7), [4, 1, 1, 1]);
+    }
 }
