@@ -20,7 +20,7 @@
 //! `CallToolResult` with `isError`, so the agent reads it.
 
 pub mod http;
-mod lines;
+pub mod lines;
 mod progress;
 pub(crate) mod resources;
 mod stdio;
