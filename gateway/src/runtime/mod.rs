@@ -30,12 +30,11 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::caller::{cache_scope, cache_ttl, Caller};
-use crate::config::{AgentConfig, BaseUrl, Binding, ProviderKind};
+use crate::config::{AgentConfig, BaseUrl, ProviderKind};
 use crate::connections::Sealer;
 use crate::definition::ToolDefinition;
 use crate::discovery::pool::{meta_tools, AgentPool, Loaded, LOAD_TOOL, SEARCH_TOOL};
 use crate::guard::guard;
-use crate::listing::{agent_tools, Bound};
 use crate::restriction::{PendingCuts, FETCH_TOOL, QUERY_TOOL};
 use crate::results::ResultLink;
 use crate::retrieval;
@@ -48,6 +47,9 @@ mod credentials;
 mod discovery;
 mod passthrough;
 mod resources;
+mod served;
+
+use served::ServedTools;
 
 use credentials::{organisation_credentials, resolve_mcp, CallUpstream};
 
@@ -327,18 +329,6 @@ impl Gateway {
             .is_some_and(|a| a.bindings.iter().any(|b| b.looping))
     }
 
-    /// The bindings of `agent`, with the definitions they are listed by,
-    /// and after them the retrieval tools when one loops (built once, when
-    /// the gateway starts: [`ServedTools`]).
-    pub(crate) fn served(&self, agent: &str) -> (Vec<&Binding>, &[ToolDefinition]) {
-        let (Some(a), Some(served)) = (self.config.agents.get(agent), self.served.get(agent))
-        else {
-            return (Vec::new(), &[]);
-        };
-        let bindings = served.bindings.iter().map(|&i| &a.bindings[i]).collect();
-        (bindings, &served.defs)
-    }
-
     /// What `tools/list` holds for `agent` on a stateless request: its
     /// direct tools, the discovery tools when it has a pool, and the
     /// retrieval tools when one of its tools loops. Never varies.
@@ -613,38 +603,4 @@ fn resolve_mcp_bindings(
         }
     }
     Ok(())
-}
-
-/// An agent's bindings that have a tool (by their index in the agent's
-/// configuration) and the definitions they are listed by, the retrieval
-/// tools after them when one loops. The configuration does not change
-/// while the gateway runs, so these are built once rather than for every
-/// call and listing.
-struct ServedTools {
-    bindings: Vec<usize>,
-    defs: Vec<ToolDefinition>,
-}
-
-impl ServedTools {
-    fn of(all: &[Binding]) -> ServedTools {
-        let (bindings, bound): (Vec<usize>, Vec<Bound<'_>>) = all
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| {
-                let tool = b.tool.as_deref()?;
-                Some((
-                    i,
-                    Bound {
-                        provider: &b.provider,
-                        tool,
-                        looping: b.looping,
-                    },
-                ))
-            })
-            .unzip();
-        ServedTools {
-            bindings,
-            defs: agent_tools(&bound),
-        }
-    }
 }
