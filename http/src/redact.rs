@@ -166,10 +166,7 @@ impl Redactor {
 
     /// `text` with every secret replaced.
     pub fn text(&self, text: String) -> String {
-        match self.replace(text.as_bytes()) {
-            Cow::Borrowed(_) => text,
-            Cow::Owned(v) => String::from_utf8_lossy(&v).into_owned(),
-        }
+        self.replaced(&text).unwrap_or(text)
     }
 
     /// `text` with every secret replaced, or `None` when it holds none

@@ -10,9 +10,7 @@ use crate::listing::{agent_tools, Bound};
 
 /// An agent's bindings that have a tool (by their index in the agent's
 /// configuration) and the definitions they are listed by, the retrieval
-/// tools after them when one loops. The configuration does not change
-/// while the gateway runs, so these are built once rather than for every
-/// call and listing.
+/// tools after them when one loops.
 pub(super) struct ServedTools {
     bindings: Vec<usize>,
     defs: Vec<ToolDefinition>,
