@@ -107,10 +107,13 @@ async fn a_backfill_runs_each_tick_once_within_its_concurrency(db: Db) -> Result
     let (status, made) = backfill(&api, &t, "hourly", body).await?;
     ensure!(status == 201, "{status} {made}");
     let id = made["backfill_id"].as_str().context("an id")?.to_string();
-    ensure!(
-        made["counts"]["running"] == 2 && made["counts"]["pending"] == 4,
-        "{made}"
-    );
+    // Two ticks start at once; a fast run may already have ended by the
+    // time the answer is written.
+    let started = ["running", "succeeded"]
+        .iter()
+        .map(|k| made["counts"][k].as_u64().unwrap_or(0))
+        .sum::<u64>();
+    ensure!(started == 2 && made["counts"]["pending"] == 4, "{made}");
     let (done, most) = until_done(&api, &t, &id).await?;
     ensure!(done["status"] == "succeeded", "{done}");
     ensure!(most <= 2, "{most} runs at once: {done}");
