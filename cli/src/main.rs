@@ -160,10 +160,7 @@ fn main() -> ExitCode {
         ),
         env("DRAGNET_OTLP_ENDPOINT").filter(|v| !v.trim().is_empty()),
     );
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match cli.command.runtime().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             out::say(&format!("error: cannot start the async runtime: {e}"));
@@ -220,6 +217,19 @@ fn main() -> ExitCode {
 }
 
 impl Command {
+    /// The runtime the command runs on. `mcp --stdio` serves one client
+    /// whose messages come one after another: on one thread, no message
+    /// waits for another thread to wake up and carry it on (four futex
+    /// calls a passed-through call before; `docs/PERFORMANCE.md`, P9).
+    /// Everything else may have work for every core (fan-outs, many runs,
+    /// many callers).
+    fn runtime(&self) -> tokio::runtime::Builder {
+        match self {
+            Command::Mcp(args) if args.is_stdio() => tokio::runtime::Builder::new_current_thread(),
+            _ => tokio::runtime::Builder::new_multi_thread(),
+        }
+    }
+
     /// Whether the command was asked for JSON, so its errors are JSON too.
     fn wants_json(&self) -> bool {
         match self {

@@ -60,6 +60,13 @@ pub struct McpArgs {
     explain: Option<String>,
 }
 
+impl McpArgs {
+    /// Whether one client is served over stdin and stdout.
+    pub fn is_stdio(&self) -> bool {
+        self.stdio
+    }
+}
+
 #[derive(Args)]
 pub struct AgentTokenArgs {
     /// The agent gateway's configuration (agent.yaml), when not given as

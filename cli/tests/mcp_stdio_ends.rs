@@ -4,7 +4,9 @@
 //! which the event loop cannot wait on, so the gateway falls back to
 //! tokio's blocking-pool stdio (`gateway/src/mcp/stdio.rs`). Each session
 //! is raw JSON-RPC, one message a line: `initialize`, `tools/list` and a
-//! call of the embedded shop's `listOrders`.
+//! call of the embedded shop's `listOrders`. And, since the gateway serves
+//! stdio on one thread, a call that waits on its upstream does not hold
+//! up the requests after it.
 
 mod common;
 
@@ -18,6 +20,11 @@ use common::{fresh_db, scratch};
 use serde_json::{json, Value};
 
 fn config() -> std::path::PathBuf {
+    config_with_headers("{}")
+}
+
+/// The config with the provider's `headers:` (a YAML flow map).
+fn config_with_headers(headers: &str) -> std::path::PathBuf {
     let config = scratch("yaml");
     let doc = dragnet_shop::openapi_path();
     std::fs::write(
@@ -28,6 +35,7 @@ providers:
   shop:
     openapi: {}
     base_url: embedded
+    headers: {headers}
 agents:
   analyst:
     agentTools:
@@ -50,13 +58,22 @@ fn gateway(config: &std::path::Path) -> std::process::Command {
     command
 }
 
-/// The requests of a session, one a line.
-fn requests() -> Vec<Value> {
-    vec![
+/// A session's first two messages.
+fn opening() -> [Value; 2] {
+    [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "ends-test", "version": "1"}}}),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]
+}
+
+/// The requests of a session, one a line.
+fn requests() -> Vec<Value> {
+    let [initialize, initialized] = opening();
+    vec![
+        initialize,
+        initialized,
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
             "name": "listOrders", "arguments": {"per_page": 2}}}),
@@ -165,4 +182,43 @@ fn a_regular_file_for_stdout_falls_back_to_blocking_stdio() {
     drop(stdin);
     check(&seen, child);
     let _ = std::fs::remove_file(&written);
+}
+
+#[test]
+fn a_call_waiting_on_its_upstream_does_not_hold_up_the_next_request() {
+    // Every shop answer waits 500 ms; `ping` needs no upstream at all.
+    let config = config_with_headers(r#"{ X-Shop-Fault: "latency=500" }"#);
+    let mut child = gateway(&config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let [initialize, initialized] = opening();
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "listOrders", "arguments": {"per_page": 2}}});
+    let ping = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
+    for message in [initialize, initialized, call, ping] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut order = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let message: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if let Some(id) = message["id"].as_u64() {
+            assert!(message.get("error").is_none(), "{message}");
+            order.push(id);
+        }
+        if order.len() == 3 {
+            break;
+        }
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        order,
+        vec![1, 4, 3],
+        "the ping sent after the call is answered first\n{}",
+        common::stderr(&out)
+    );
 }
