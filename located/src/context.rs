@@ -30,7 +30,7 @@ impl Ctx {
         self.diags.len()
     }
 
-    pub fn at(&mut self, pos: Pos, path: &str, message: impl Into<String>) {
+    pub fn at(&mut self, pos: Pos, path: impl std::fmt::Display, message: impl Into<String>) {
         let message: String = message.into();
         self.diags.push(Diagnostic {
             file: self.file.clone(),

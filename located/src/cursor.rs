@@ -5,20 +5,21 @@
 use serde_json::{Map, Number, Value};
 
 use super::yaml::{Entry, Node, NodeValue, Pos};
+use crate::path::YamlPath;
 use crate::Location;
 
-/// A node and the path that leads to it.
+/// A node and the path that leads to it (written out when asked).
 #[derive(Debug, Clone)]
 pub struct Cursor<'a> {
     pub node: &'a Node,
-    pub path: String,
+    pub path: YamlPath<'a>,
 }
 
 impl<'a> Cursor<'a> {
     pub fn root(node: &'a Node) -> Cursor<'a> {
         Cursor {
             node,
-            path: String::new(),
+            path: YamlPath::root(),
         }
     }
 
@@ -30,7 +31,7 @@ impl<'a> Cursor<'a> {
         Location {
             line: self.node.pos.line,
             column: self.node.pos.column,
-            path: self.path.clone(),
+            path: self.path.to_string(),
         }
     }
 
@@ -42,7 +43,7 @@ impl<'a> Cursor<'a> {
     /// A key's own position and path, when present.
     pub fn key_site(&self, key: &str) -> Option<(Pos, String)> {
         self.entry(key)
-            .map(|e| (e.key_pos, join_key(&self.path, &e.key)))
+            .map(|e| (e.key_pos, self.path.key(&e.key).to_string()))
     }
 
     /// The entry holding `key`, found before any path is written (a lookup
@@ -57,7 +58,7 @@ impl<'a> Cursor<'a> {
     fn child(&self, e: &'a Entry) -> Cursor<'a> {
         Cursor {
             node: &e.value,
-            path: join_key(&self.path, &e.key),
+            path: self.path.key(&e.key),
         }
     }
 
@@ -92,7 +93,7 @@ impl<'a> Cursor<'a> {
         };
         items.iter().enumerate().map(move |(i, node)| Cursor {
             node,
-            path: format!("{}[{i}]", self.path),
+            path: self.path.index(i),
         })
     }
 
@@ -118,19 +119,6 @@ impl<'a> Cursor<'a> {
     /// The value as JSON.
     pub fn to_json(&self) -> Value {
         to_json(self.node)
-    }
-}
-
-/// `parent.key`, or `parent["odd key"]` when the key is not a plain word.
-pub fn join_key(parent: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'$'));
-    match (plain, parent.is_empty()) {
-        (true, true) => key.to_string(),
-        (true, false) => format!("{parent}.{key}"),
-        (false, _) => format!("{parent}[{}]", Value::String(key.to_string())),
     }
 }
 
@@ -182,9 +170,12 @@ mod tests {
             .unwrap();
         let root = Cursor::root(&node);
         let step = root.key("steps").unwrap().items().next().unwrap();
-        assert_eq!(step.path, "steps[0]");
-        assert_eq!(step.key("id").unwrap().path, "steps[0].id");
-        assert_eq!(step.key("odd key").unwrap().path, "steps[0][\"odd key\"]");
+        assert_eq!(step.path.to_string(), "steps[0]");
+        assert_eq!(step.key("id").unwrap().path.to_string(), "steps[0].id");
+        assert_eq!(
+            step.key("odd key").unwrap().path.to_string(),
+            "steps[0][\"odd key\"]"
+        );
         assert_eq!(step.to_json(), serde_json::json!({"id": "a", "odd key": 1}));
     }
 }

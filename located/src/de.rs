@@ -9,7 +9,8 @@ use serde::de::{
     self, DeserializeOwned, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor,
 };
 
-use super::cursor::{join_key, Cursor};
+use super::cursor::Cursor;
+use super::path::YamlPath;
 use super::yaml::{Entry, Node, NodeValue, Pos};
 
 /// A serde error, located at the innermost node it was raised for.
@@ -20,7 +21,7 @@ pub struct DeError {
 }
 
 impl DeError {
-    fn locate(mut self, pos: Pos, path: &str) -> DeError {
+    fn locate(mut self, pos: Pos, path: &YamlPath<'_>) -> DeError {
         if self.at.is_none() {
             self.at = Some((pos, path.to_string()));
         }
@@ -56,10 +57,10 @@ pub fn from_cursor<T: DeserializeOwned>(cursor: &Cursor<'_>) -> Result<T, DeErro
 
 struct NodeDe<'a> {
     node: &'a Node,
-    path: String,
+    path: YamlPath<'a>,
 }
 
-impl<'de> de::Deserializer<'de> for NodeDe<'_> {
+impl<'de, 'a> de::Deserializer<'de> for NodeDe<'a> {
     type Error = DeError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
@@ -132,7 +133,7 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_> {
 
 struct SeqDe<'a, 'p> {
     items: std::iter::Enumerate<std::slice::Iter<'a, Node>>,
-    path: &'p str,
+    path: &'p YamlPath<'a>,
 }
 
 impl<'de> SeqAccess<'de> for SeqDe<'_, '_> {
@@ -145,7 +146,7 @@ impl<'de> SeqAccess<'de> for SeqDe<'_, '_> {
         match self.items.next() {
             None => Ok(None),
             Some((i, node)) => {
-                let path = format!("{}[{i}]", self.path);
+                let path = self.path.index(i);
                 seed.deserialize(NodeDe { node, path }).map(Some)
             }
         }
@@ -158,7 +159,7 @@ impl<'de> SeqAccess<'de> for SeqDe<'_, '_> {
 
 struct MapDe<'a, 'p> {
     entries: std::slice::Iter<'a, Entry>,
-    path: &'p str,
+    path: &'p YamlPath<'a>,
     pending: Option<&'a Entry>,
 }
 
@@ -175,7 +176,7 @@ impl<'de> MapAccess<'de> for MapDe<'_, '_> {
         self.pending = Some(entry);
         seed.deserialize(KeyDe(&entry.key))
             .map(Some)
-            .map_err(|e| e.locate(entry.key_pos, &join_key(self.path, &entry.key)))
+            .map_err(|e| e.locate(entry.key_pos, &self.path.key(&entry.key)))
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, DeError> {
@@ -184,7 +185,7 @@ impl<'de> MapAccess<'de> for MapDe<'_, '_> {
         };
         seed.deserialize(NodeDe {
             node: &entry.value,
-            path: join_key(self.path, &entry.key),
+            path: self.path.key(&entry.key),
         })
     }
 

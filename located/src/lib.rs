@@ -5,7 +5,8 @@
 //! pointing at the offending node ([`de`]), a context collecting every
 //! problem at once ([`context`]), the located, sorted diagnostics a failed
 //! load returns ([`diagnostic`]), the frame a file is read in ([`load`]),
-//! and the rules for names ([`names`]).
+//! and the rules for names ([`names`]); a node's path is kept as the
+//! steps to it and written out only when shown ([`path`]).
 #![forbid(unsafe_code)]
 
 pub mod context;
@@ -14,6 +15,7 @@ pub mod de;
 pub mod diagnostic;
 pub mod load;
 pub mod names;
+pub mod path;
 pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics};

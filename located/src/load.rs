@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::context::{reword, Ctx};
-use crate::cursor::{join_key, Cursor};
+use crate::cursor::Cursor;
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::yaml::{self, Node, Pos};
 
@@ -78,7 +78,7 @@ pub fn check_keys(cx: &mut Ctx, map: &Cursor<'_>, keys: &[&str]) {
                 "unknown field `{key}`, expected one of {}",
                 expected.join(", ")
             );
-            cx.at(pos, &join_key(&map.path, key), reword(&serde_like));
+            cx.at(pos, map.path.key(key), reword(&serde_like));
         }
     }
 }

@@ -14,6 +14,12 @@ use crate::error::{Error, Result};
 
 /// Above this many bytes the work moves to the blocking pool.
 const INLINE_LIMIT: usize = 256 * 1024;
+/// Up to this many bytes a payload is written as one run of literals
+/// ([`literal_block`]): still an LZ4 block, read like any other, but
+/// without the match table the compressor allocates and clears for every
+/// block, which cost more than the rest of a branch's step row. Text this
+/// short barely shrinks anyway.
+const LITERAL_LIMIT: usize = 256;
 
 /// How a stored payload is compressed (the `codec` column).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,12 +51,35 @@ impl Codec {
 /// shared output, an owned buffer) so a large one moves to the blocking
 /// pool without being copied first.
 pub(crate) async fn compress<T: AsRef<[u8]> + Send + 'static>(payload: T) -> Result<Vec<u8>> {
+    if payload.as_ref().len() <= LITERAL_LIMIT {
+        return Ok(literal_block(payload.as_ref()));
+    }
     if payload.as_ref().len() <= INLINE_LIMIT {
         return Ok(lz4_flex::block::compress(payload.as_ref()));
     }
     tokio::task::spawn_blocking(move || lz4_flex::block::compress(payload.as_ref()))
         .await
         .map_err(|_| Error::Background)
+}
+
+/// `payload` as an LZ4 block of one sequence holding only literals: a
+/// token whose high four bits count them (15: more follows, in bytes of
+/// 255 and a last one below 255), then the bytes themselves. The LZ4
+/// block format ends every block with such a sequence.
+fn literal_block(payload: &[u8]) -> Vec<u8> {
+    let len = payload.len();
+    let mut block = Vec::with_capacity(len + 2 + len / 255);
+    block.push((len.min(15) as u8) << 4);
+    if len >= 15 {
+        let mut rest = len - 15;
+        while rest >= 255 {
+            block.push(255);
+            rest -= 255;
+        }
+        block.push(rest as u8);
+    }
+    block.extend_from_slice(payload);
+    block
 }
 
 /// Decompresses what `codec` wrote; it must come to exactly `len` bytes.
@@ -144,10 +173,33 @@ mod tests {
         }
     }
 
+    #[test]
+    fn literal_blocks_are_read_by_the_lz4_decoder_at_every_length() {
+        // Around each length where the count takes one more byte.
+        for len in (0..=LITERAL_LIMIT).chain([269, 270, 524, 525, 1000]) {
+            let payload = sample(len);
+            let block = literal_block(&payload);
+            assert_eq!(
+                lz4_flex::block::decompress(&block, len).ok(),
+                Some(payload.clone()),
+                "{len} bytes"
+            );
+            assert_eq!(decompress_now(&block, len as u64, Codec::Lz4), Ok(payload));
+        }
+    }
+
     #[tokio::test]
     async fn payloads_round_trip_small_and_large_with_either_codec() {
         for codec in [Codec::Lz4, Codec::Zlib] {
-            for len in [0, 1, 1000, INLINE_LIMIT + 1, 3 * 1024 * 1024] {
+            for len in [
+                0,
+                1,
+                LITERAL_LIMIT,
+                LITERAL_LIMIT + 1,
+                1000,
+                INLINE_LIMIT + 1,
+                3 * 1024 * 1024,
+            ] {
                 let payload = sample(len);
                 let stored = stored(&payload, codec).await;
                 assert!(len < 1000 || stored.len() < payload.len() / 4, "{codec:?}");

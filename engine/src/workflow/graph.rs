@@ -42,7 +42,7 @@ pub fn check(cx: &mut Ctx, drafts: &[Draft]) {
         let mut edge = |cx: &mut Ctx,
                         name: &str,
                         pos: Pos,
-                        path: &str,
+                        path: &dyn std::fmt::Display,
                         what: String,
                         waiter: bool| {
             match first.get(name) {
@@ -111,7 +111,7 @@ pub fn check(cx: &mut Ctx, drafts: &[Draft]) {
     }
 }
 
-impl Draft {
+impl Draft<'_> {
     fn location_pos(&self) -> Pos {
         Pos {
             line: self.location.line,

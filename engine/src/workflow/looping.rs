@@ -25,12 +25,12 @@ pub struct LoopTool<'a> {
 
 /// Compiles `loop:`; `lc` is the `loop` value. `None` when something was
 /// reported.
-pub fn compile(
+pub fn compile<'a>(
     cx: &mut Ctx,
-    lc: &Cursor<'_>,
+    lc: &Cursor<'a>,
     file: &LoopFile,
     tool: Option<&LoopTool<'_>>,
-    refs: &mut RefCheck<'_>,
+    refs: &mut RefCheck<'a>,
 ) -> Option<LoopSpec> {
     let before = cx.count();
     if let (true, Some(t)) = (file.all_pages, tool) {
@@ -152,12 +152,12 @@ pub fn compile(
     })
 }
 
-fn filter_clause(
+fn filter_clause<'a>(
     cx: &mut Ctx,
-    c: &Cursor<'_>,
+    c: &Cursor<'a>,
     field: &str,
     op: &str,
-    refs: &mut RefCheck<'_>,
+    refs: &mut RefCheck<'a>,
 ) -> Option<FilterClause> {
     let before = cx.count();
     if let Err(message) = dot_path(field) {
@@ -194,11 +194,11 @@ pub fn operator(cx: &mut Ctx, c: &Cursor<'_>, op: &str) -> Option<Op> {
 /// Compiles the `value` of the mapping under `c` (null when absent) and
 /// checks a literal operand against `op`: `in` takes a list, `exists` a
 /// boolean.
-pub fn operand(
+pub fn operand<'a>(
     cx: &mut Ctx,
-    c: &Cursor<'_>,
+    c: &Cursor<'a>,
     op: Option<Op>,
-    refs: &mut RefCheck<'_>,
+    refs: &mut RefCheck<'a>,
 ) -> Option<Template> {
     let value = match c.key("value") {
         Some(vc) => refs.template(cx, &vc)?,

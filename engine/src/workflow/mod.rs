@@ -24,7 +24,7 @@ mod values;
 
 // Files read with positions kept: shared with the agent gateway's config.
 pub use dragnet_located::diagnostic;
-use dragnet_located::{context, cursor, yaml};
+use dragnet_located::{context, cursor, path, yaml};
 
 use std::path::Path;
 

@@ -14,6 +14,7 @@ use super::model::{
     BranchStep, Condition, Location, LoopSpec, Step, StepId, StepKind, StepRetry, StepTool,
     Template, ToolStep,
 };
+use super::path::YamlPath;
 use super::providers::Providers;
 use super::template::{RefCheck, RefSite};
 use super::tool::{check_input, resolve, Resolved};
@@ -28,29 +29,29 @@ pub struct Env<'a> {
 
 /// A step name written somewhere (`needs`, `then`, `else`).
 #[derive(Debug, Clone)]
-pub struct Named {
+pub struct Named<'a> {
     pub name: String,
     pub role: &'static str,
     pub pos: Pos,
-    pub path: String,
+    pub path: YamlPath<'a>,
 }
 
 /// One step as far as it compiled.
 #[derive(Debug)]
-pub struct Draft {
+pub struct Draft<'a> {
     pub id: Option<String>,
     /// Where the `id` value is (the step when absent).
     pub id_pos: Pos,
     pub location: Location,
-    pub needs: Vec<Named>,
-    pub refs: Vec<RefSite>,
+    pub needs: Vec<Named<'a>>,
+    pub refs: Vec<RefSite<'a>>,
     /// Branch steps: the `then` and `else` steps.
-    pub targets: Vec<Named>,
+    pub targets: Vec<Named<'a>>,
     /// Set when the step compiled without problems.
     pub step: Option<Step>,
 }
 
-pub fn compile_step(cx: &mut Ctx, c: &Cursor<'_>, env: &Env<'_>) -> Draft {
+pub fn compile_step<'a>(cx: &mut Ctx, c: &Cursor<'a>, env: &Env<'a>) -> Draft<'a> {
     let id_cursor = c.key("id");
     let mut draft = Draft {
         id: id_cursor
@@ -145,7 +146,7 @@ pub fn compile_step(cx: &mut Ctx, c: &Cursor<'_>, env: &Env<'_>) -> Draft {
 }
 
 /// The names under `key` with their positions.
-fn names(c: &Cursor<'_>, key: &'static str, values: &[String]) -> Vec<Named> {
+fn names<'a>(c: &Cursor<'a>, key: &'static str, values: &[String]) -> Vec<Named<'a>> {
     let Some(list) = c.key(key) else {
         return Vec::new();
     };
@@ -161,12 +162,12 @@ fn names(c: &Cursor<'_>, key: &'static str, values: &[String]) -> Vec<Named> {
         .collect()
 }
 
-fn tool_step(
+fn tool_step<'a>(
     cx: &mut Ctx,
-    c: &Cursor<'_>,
+    c: &Cursor<'a>,
     file: &StepFile,
     env: &Env<'_>,
-    refs: &mut RefCheck<'_>,
+    refs: &mut RefCheck<'a>,
 ) -> Option<StepKind> {
     for (key, present) in [
         ("if", file.condition.is_some()),
@@ -236,11 +237,11 @@ fn tool_step(
     })))
 }
 
-fn branch_step(
+fn branch_step<'a>(
     cx: &mut Ctx,
-    c: &Cursor<'_>,
+    c: &Cursor<'a>,
     file: &StepFile,
-    refs: &mut RefCheck<'_>,
+    refs: &mut RefCheck<'a>,
 ) -> Option<StepKind> {
     let id = &file.id;
     if file.tool.is_some() {

@@ -10,15 +10,16 @@ use super::context::Ctx;
 use super::cursor::Cursor;
 use super::diagnostic::{list, suggest};
 use super::model::Template;
+use super::path::YamlPath;
 use super::yaml::{NodeValue, Pos};
 
 /// A `$.steps.<id>` ref and where it was written.
 #[derive(Debug, Clone)]
-pub struct RefSite {
+pub struct RefSite<'a> {
     pub step: String,
     pub text: String,
     pub pos: Pos,
-    pub path: String,
+    pub path: YamlPath<'a>,
 }
 
 /// What refs are checked against while compiling one step.
@@ -26,7 +27,7 @@ pub struct RefCheck<'a> {
     /// Declared input names, in file order.
     pub inputs: &'a [String],
     /// Step refs found so far.
-    pub sites: Vec<RefSite>,
+    pub sites: Vec<RefSite<'a>>,
 }
 
 impl<'a> RefCheck<'a> {
@@ -38,7 +39,7 @@ impl<'a> RefCheck<'a> {
     }
 
     /// Parses and checks the ref text under `c` (a string node).
-    pub fn reference(&mut self, cx: &mut Ctx, c: &Cursor<'_>, text: &str) -> Option<RefExpr> {
+    pub fn reference(&mut self, cx: &mut Ctx, c: &Cursor<'a>, text: &str) -> Option<RefExpr> {
         let r = match RefExpr::parse(text) {
             Ok(r) => r,
             Err(e) => {
@@ -73,13 +74,13 @@ impl<'a> RefCheck<'a> {
     }
 
     /// Compiles any value; `None` when something inside was reported.
-    pub fn template(&mut self, cx: &mut Ctx, c: &Cursor<'_>) -> Option<Template> {
+    pub fn template(&mut self, cx: &mut Ctx, c: &Cursor<'a>) -> Option<Template> {
         let before = cx.count();
         let t = self.build(cx, c);
         (cx.count() == before).then_some(t)
     }
 
-    fn build(&mut self, cx: &mut Ctx, c: &Cursor<'_>) -> Template {
+    fn build(&mut self, cx: &mut Ctx, c: &Cursor<'a>) -> Template {
         match &c.node.value {
             NodeValue::Map(entries) if entries.len() == 1 && entries[0].key == "ref" => {
                 let Some(value) = c.key("ref") else {
@@ -161,13 +162,19 @@ mod tests {
     use serde_json::json;
     use std::path::Path;
 
-    fn compile(text: &str) -> (Option<Template>, Vec<RefSite>, usize) {
+    /// The template, each step ref's step and path, and the problems.
+    fn compile(text: &str) -> (Option<Template>, Vec<(String, String)>, usize) {
         let node = parse(text).unwrap().root.unwrap();
         let inputs = vec!["size".to_string()];
         let mut check = RefCheck::new(&inputs);
         let mut cx = Ctx::new(Path::new("w.yaml"));
         let t = check.template(&mut cx, &Cursor::root(&node));
-        (t, check.sites, cx.count())
+        let sites = check
+            .sites
+            .iter()
+            .map(|s| (s.step.clone(), s.path.to_string()))
+            .collect();
+        (t, sites, cx.count())
     }
 
     #[test]
@@ -186,8 +193,7 @@ mod tests {
         assert_eq!(errors, 0);
         assert_eq!(t.unwrap().refs().len(), 2);
         assert_eq!(sites.len(), 1);
-        assert_eq!(sites[0].step, "fetch");
-        assert_eq!(sites[0].path, "b[0].ref");
+        assert_eq!(sites[0], ("fetch".into(), "b[0].ref".into()));
     }
 
     #[test]
