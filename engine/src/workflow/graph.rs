@@ -22,7 +22,7 @@ pub fn check(cx: &mut Ctx, drafts: &[Draft]) {
                 let other = &drafts[j];
                 cx.at(
                     d.id_pos,
-                    &format!("{}.id", d.location.path),
+                    format!("{}.id", d.location.path),
                     format!(
                         "duplicate step id `{id}`: {} (line {}) and {} (line {}) both use it; rename one",
                         other.location.path, other.id_pos.line, d.location.path, d.id_pos.line
