@@ -71,10 +71,15 @@ impl Write for Out {
 /// One line on standard error. A closed or full stderr is ignored: what is
 /// said there is for people, and losing it must not stop a run.
 pub fn say(line: &str) {
-    // One write per line: a thousand-step run says two thousand lines.
+    // One write per line, not one for the text and one for the newline.
     let mut text = String::with_capacity(line.len() + 1);
     text.push_str(line);
     text.push('\n');
+    say_lines(&text);
+}
+
+/// Lines already ended with newlines, to stderr in one write.
+pub fn say_lines(text: &str) {
     let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 

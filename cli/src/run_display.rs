@@ -1,6 +1,12 @@
 //! Showing a workflow run: one live line per running step (indicatif
 //! multi-progress) on a terminal, plain lines otherwise; then a summary
 //! table and the outputs of the last steps.
+//!
+//! A local run's plain lines about steps starting and ending are held
+//! until the executor waits ([`RunObserver::waiting`]) and then written in
+//! one go: a run deciding a thousand branches in a row said two thousand
+//! lines in as many writes. Nothing is held while the run waits, and a
+//! step's progress is written at once (with anything held before it).
 
 use std::collections::HashMap;
 use std::io::{self, IsTerminal, Write};
@@ -11,17 +17,24 @@ use dragnet_engine::run::{RunObserver, RunRecord, StepRecord, StepStatus, StepTy
 use dragnet_engine::workflow::model::Workflow;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::out::{say, Out};
+use crate::out::{say, say_lines, Out};
 use crate::progress_line::describe;
 
 pub struct RunDisplay {
     multi: Option<MultiProgress>,
     bars: Mutex<HashMap<String, ProgressBar>>,
+    /// Plain lines held until the executor waits; `None` writes each at
+    /// once (a followed server run, whose events have no such moment).
+    held: Option<Mutex<String>>,
 }
 
 impl RunDisplay {
+    /// The display of a run executed here.
     pub fn new(_wf: &Workflow) -> Self {
-        RunDisplay::plain()
+        RunDisplay {
+            held: Some(Mutex::new(String::new())),
+            ..RunDisplay::plain()
+        }
     }
 
     /// A display knowing nothing of the workflow beforehand (a followed
@@ -33,10 +46,12 @@ impl RunDisplay {
         RunDisplay {
             multi,
             bars: Mutex::new(HashMap::new()),
+            held: None,
         }
     }
 
     pub fn finish(&self) {
+        self.release();
         if let Ok(mut bars) = self.bars.lock() {
             for (_, bar) in bars.drain() {
                 bar.finish_and_clear();
@@ -49,7 +64,28 @@ impl RunDisplay {
             Some(m) => {
                 let _ = m.println(line);
             }
-            None => say(&line),
+            None => self.plain_line(&line),
+        }
+    }
+
+    /// A plain line: held when this display holds them, else written.
+    fn plain_line(&self, line: &str) {
+        match &self.held {
+            Some(held) => {
+                let mut held = held.lock().unwrap_or_else(|p| p.into_inner());
+                held.push_str(line);
+                held.push('\n');
+            }
+            None => say(line),
+        }
+    }
+
+    /// Writes the held lines, in one write.
+    fn release(&self) {
+        let Some(held) = &self.held else { return };
+        let text = std::mem::take(&mut *held.lock().unwrap_or_else(|p| p.into_inner()));
+        if !text.is_empty() {
+            say_lines(&text);
         }
     }
 }
@@ -68,7 +104,7 @@ impl RunObserver for RunDisplay {
                 bars.insert(step.to_string(), bar);
             }
         } else {
-            say(&format!("{step}: started"));
+            self.plain_line(&format!("{step}: started"));
         }
     }
 
@@ -76,8 +112,20 @@ impl RunObserver for RunDisplay {
         let text = describe(event);
         match self.bars.lock().ok().and_then(|b| b.get(step).cloned()) {
             Some(bar) => bar.set_message(text),
-            None => say(&format!("{step}: {text}")),
+            None => {
+                // From a running step's task, while the executor waits.
+                self.plain_line(&format!("{step}: {text}"));
+                self.release();
+            }
         }
+    }
+
+    fn waiting(&self) {
+        self.release();
+    }
+
+    fn run_finished(&self, _record: &RunRecord) {
+        self.release();
     }
 
     fn step_finished(&self, record: &StepRecord) {

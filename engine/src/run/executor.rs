@@ -195,25 +195,29 @@ pub async fn run(
         let done = match decided.pop_front() {
             Some(done) => done,
             None if tasks.is_empty() => break,
-            None => tokio::select! {
-                joined = tasks.join_next_with_id() => match joined {
-                    Some(Ok((id, done))) => {
-                        task_steps.remove(&id);
-                        done
-                    }
-                    // A step catches its own panics; this is what is left
-                    // around its body. The step fails, named; the run goes on.
-                    Some(Err(e)) => match task_steps.remove(&e.id()) {
-                        Some(i) => abnormal_end(&workflow.steps[i], i, e, clock.now()),
+            None => {
+                // Nothing more to do here until a step ends.
+                observer.waiting();
+                tokio::select! {
+                    joined = tasks.join_next_with_id() => match joined {
+                        Some(Ok((id, done))) => {
+                            task_steps.remove(&id);
+                            done
+                        }
+                        // A step catches its own panics; this is what is left
+                        // around its body. The step fails, named; the run goes on.
+                        Some(Err(e)) => match task_steps.remove(&e.id()) {
+                            Some(i) => abnormal_end(&workflow.steps[i], i, e, clock.now()),
+                            None => continue,
+                        },
                         None => continue,
                     },
-                    None => continue,
-                },
-                _ = options.cancel.cancelled(), if !cancelled => {
-                    cancelled = true;
-                    continue;
+                    _ = options.cancel.cancelled(), if !cancelled => {
+                        cancelled = true;
+                        continue;
+                    }
                 }
-            },
+            }
         };
         if let Some(output) = &done.record.output {
             outputs[done.index] = Some(output.clone());

@@ -174,6 +174,10 @@ pub trait RunObserver: Send + Sync {
     fn step_started(&self, _step: &str) {}
     fn step_progress(&self, _step: &str, _event: &ProgressEvent) {}
     fn step_finished(&self, _record: &StepRecord) {}
+    /// Everything the run could do without waiting is done: it now waits
+    /// for a running step, or ends. An observer that holds the executor's
+    /// news back (a display writing lines in one go) hands it on now.
+    fn waiting(&self) {}
 }
 
 /// Several observers hearing the same run, in order.
@@ -194,6 +198,9 @@ impl RunObserver for Fanout {
     }
     fn step_finished(&self, record: &StepRecord) {
         self.0.iter().for_each(|o| o.step_finished(record));
+    }
+    fn waiting(&self) {
+        self.0.iter().for_each(|o| o.waiting());
     }
 }
 
