@@ -68,6 +68,15 @@ fn opening() -> [Value; 2] {
     ]
 }
 
+/// The gateway with pipes for stdin and stdout, as Python starts it.
+fn over_pipes(config: &std::path::Path) -> Child {
+    gateway(config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// The requests of a session, one a line.
 fn requests() -> Vec<Value> {
     let [initialize, initialized] = opening();
@@ -125,11 +134,7 @@ fn check(seen: &[Value], child: Child) {
 #[test]
 fn pipes_on_both_ends() {
     let config = config();
-    let mut child = gateway(&config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = over_pipes(&config);
     let mut stdin = child.stdin.take().unwrap();
     send_all(&mut stdin);
     let seen = answers(child.stdout.take().unwrap());
@@ -188,11 +193,7 @@ fn a_regular_file_for_stdout_falls_back_to_blocking_stdio() {
 fn a_call_waiting_on_its_upstream_does_not_hold_up_the_next_request() {
     // Every shop answer waits 500 ms; `ping` needs no upstream at all.
     let config = config_with_headers(r#"{ X-Shop-Fault: "latency=500" }"#);
-    let mut child = gateway(&config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = over_pipes(&config);
     let mut stdin = child.stdin.take().unwrap();
     let [initialize, initialized] = opening();
     let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
