@@ -80,12 +80,15 @@ impl RunDisplay {
         }
     }
 
-    /// Writes the held lines, in one write.
+    /// Writes the held lines, in one write. The lock is kept while
+    /// writing, so lines released from a step's task and from the
+    /// executor come out in the order they were held.
     fn release(&self) {
         let Some(held) = &self.held else { return };
-        let text = std::mem::take(&mut *held.lock().unwrap_or_else(|p| p.into_inner()));
-        if !text.is_empty() {
-            say_lines(&text);
+        let mut held = held.lock().unwrap_or_else(|p| p.into_inner());
+        if !held.is_empty() {
+            say_lines(&held);
+            held.clear();
         }
     }
 }
