@@ -48,10 +48,6 @@ impl<'a> YamlPath<'a> {
         })))
     }
 
-    pub fn is_root(&self) -> bool {
-        self.0.is_none()
-    }
-
     /// The steps from the root, in order.
     fn steps(&self) -> Vec<Step<'a>> {
         let mut steps = Vec::new();
