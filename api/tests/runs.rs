@@ -7,6 +7,7 @@ mod support;
 use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
+use chrono::{DateTime, Utc};
 use dragnet_api::ServerConfig;
 use dragnet_runner::RunnerConfig;
 use dragnet_store::Db;
@@ -314,8 +315,13 @@ async fn runs_beyond_a_limit_wait_queued_in_order(db: Db) -> Result<()> {
         status(&f) == "succeeded" && status(&s) == "succeeded",
         "{f} {s}"
     );
-    let ended = f["finished_at"].as_str().unwrap_or_default().to_string();
-    let began = s["started_at"].as_str().unwrap_or_default().to_string();
+    // Compared as instants: the text of `…57Z` sorts after `…57.001Z`.
+    let instant = |v: &Value, field: &str| -> Result<DateTime<Utc>> {
+        let text = v[field].as_str().context(format!("{field} in {v}"))?;
+        Ok(text.parse()?)
+    };
+    let ended = instant(&f, "finished_at")?;
+    let began = instant(&s, "started_at")?;
     ensure!(
         began >= ended,
         "the queued run began {began}, before the first ended {ended}"
