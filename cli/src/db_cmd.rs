@@ -8,13 +8,13 @@ use clap::{Args, Subcommand};
 use dragnet_engine::run::{IncrementalReport, RunLog, TriggerKind};
 
 use crate::client::{ApiClient, ServerFlags};
-use crate::config::Config;
+use crate::config::{Config, Lifetime};
 use crate::out::Out;
 use crate::services::Services;
 use crate::EXIT_COMPLETE;
 
 pub async fn migrate(config: &Config, out: &mut Out) -> Result<u8> {
-    let services = Services::open(config).await?;
+    let services = Services::open(config, Lifetime::OneShot).await?;
     let said = writeln!(out, "migrations applied ({})", services.db.backend());
     services.shutdown().await;
     said?;
@@ -62,7 +62,7 @@ pub async fn runs(config: &Config, command: RunsCommand, out: &mut Out) -> Resul
         let place = client.base().to_string();
         return runs_inner(&client, &place, command, out).await;
     }
-    let services = Services::open(config).await?;
+    let services = Services::open(config, Lifetime::OneShot).await?;
     let outcome = runs_inner(&services.db.runs(), services.db.backend(), command, out).await;
     services.shutdown().await;
     outcome
@@ -230,7 +230,7 @@ pub struct PurgeArgs {
 }
 
 pub async fn cache(config: &Config, command: CacheCommand, out: &mut Out) -> Result<u8> {
-    let services = Services::open(config).await?;
+    let services = Services::open(config, Lifetime::OneShot).await?;
     let outcome = cache_inner(&services, command, out).await;
     services.shutdown().await;
     outcome

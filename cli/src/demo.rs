@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use dragnet_engine::run::RunOptions;
 use dragnet_engine::workflow;
 
-use crate::config::Config;
+use crate::config::{Config, Lifetime};
 use crate::out::Out;
 use crate::run_display::print_summary;
 use crate::services::Services;
@@ -35,7 +35,7 @@ pub async fn run(config: &Config, out: &mut Out) -> Result<u8> {
         .await
         .context("cannot start the demo shop")?;
     writeln!(out, "demo shop listening on {}", shop.base_url())?;
-    let services = Services::open(config).await?;
+    let services = Services::open(config, Lifetime::OneShot).await?;
     services.start_sweeper();
     let outcome = run_both(shop.base_url(), &services, out).await;
     services.shutdown().await;

@@ -26,7 +26,7 @@ use dragnet_gateway::runtime::{Gateway, Services as GatewayServices};
 use dragnet_gateway::token::{Claims, TokenKey};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
+use crate::config::{Config, Lifetime};
 use crate::failure::CliError;
 use crate::out::Out;
 use crate::services::Services;
@@ -234,7 +234,7 @@ pub async fn mcp(config: &Config, args: McpArgs, settings: &Option<PathBuf>) -> 
         ),
         false => None,
     };
-    let services = Services::open(config).await?;
+    let services = Services::open(config, Lifetime::Serving).await?;
     services.start_sweeper();
     let cache = (config.cache_mode != CacheMode::Off).then(|| {
         let store: Arc<dyn dragnet_core::ports::cache::CacheStore> = Arc::new(services.db.cache());

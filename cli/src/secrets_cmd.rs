@@ -12,7 +12,7 @@ use clap::Subcommand;
 use dragnet_api::secrets::{self, MAX_VALUE_BYTES};
 use dragnet_core::secret::Secret;
 
-use crate::config::Config;
+use crate::config::{Config, Lifetime};
 use crate::failure::CliError;
 use crate::out::Out;
 use crate::services::Services;
@@ -79,7 +79,7 @@ pub async fn secrets(config: &Config, command: SecretsCommand, out: &mut Out) ->
         }
         _ => None,
     };
-    let services = Services::open(config).await?;
+    let services = Services::open(config, Lifetime::OneShot).await?;
     let result = async {
         match command {
             SecretsCommand::Set { name, team } => {

@@ -13,7 +13,7 @@ use dragnet_runner::{Launcher, RunnerConfig};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
+use crate::config::{Config, Lifetime};
 use crate::failure::CliError;
 use crate::out::{say, Out};
 use crate::services::Services;
@@ -37,7 +37,7 @@ pub async fn serve(config: &Config, args: ServeArgs, out: &mut Out) -> Result<u8
         .await
         .with_context(|| format!("cannot listen on {bind}"))?;
     let addr = listener.local_addr().context("reading the bound address")?;
-    let services = Services::open(config).await?;
+    let services = Services::open(config, Lifetime::Serving).await?;
     // SQLite stays single-process: a second server on the file is refused.
     let _serving = services.db.serving_lock()?;
     services.start_sweeper();
@@ -116,7 +116,7 @@ pub async fn worker(config: &Config, args: WorkerArgs, out: &mut Out) -> Result<
         )
         .into());
     }
-    let services = Services::open(config).await?;
+    let services = Services::open(config, Lifetime::Serving).await?;
     let _serving = services.db.serving_lock()?;
     services.start_sweeper();
     let launcher = Launcher::new(

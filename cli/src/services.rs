@@ -16,7 +16,7 @@ use dragnet_store::{
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::Config;
+use crate::config::{Config, Lifetime};
 
 /// A heartbeat older than this marks a run from another host interrupted.
 const STALE_AFTER: Duration = Duration::from_secs(60);
@@ -30,9 +30,10 @@ pub struct Services {
 }
 
 impl Services {
-    /// Connects, migrates and marks runs whose process died as interrupted.
-    pub async fn open(config: &Config) -> Result<Services> {
-        let db = Db::connect_pooled(&config.database_url, config.pool_size).await?;
+    /// Connects (a pool sized for how long the command lives), migrates
+    /// and marks runs whose process died as interrupted.
+    pub async fn open(config: &Config, lifetime: Lifetime) -> Result<Services> {
+        let db = Db::connect_pooled(&config.database_url, config.pool_size(lifetime)).await?;
         db.migrate().await.context("applying migrations")?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         db.runs()

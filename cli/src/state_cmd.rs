@@ -12,7 +12,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::client::{encode, ApiClient, ServerFlags};
-use crate::config::Config;
+use crate::config::{Config, Lifetime};
 use crate::out::Out;
 use crate::services::Services;
 use crate::EXIT_COMPLETE;
@@ -59,7 +59,7 @@ pub async fn state(config: &Config, command: StateCommand, out: &mut Out) -> Res
     match ApiClient::from(config, command.server())? {
         Some(client) => remote(&client, command, out).await,
         None => {
-            let services = Services::open(config).await?;
+            let services = Services::open(config, Lifetime::OneShot).await?;
             let outcome = local(&services, command, out).await;
             services.shutdown().await;
             outcome

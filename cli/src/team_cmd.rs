@@ -7,7 +7,7 @@ use std::io::Write;
 use anyhow::Result;
 use clap::Subcommand;
 
-use crate::config::Config;
+use crate::config::{Config, Lifetime};
 use crate::failure::CliError;
 use crate::out::{say, Out};
 use crate::services::Services;
@@ -60,7 +60,7 @@ fn check_name(name: &str) -> Result<(), CliError> {
 }
 
 pub async fn teams(config: &Config, command: TeamsCommand, out: &mut Out) -> Result<u8> {
-    let services = Services::open(config).await?;
+    let services = Services::open(config, Lifetime::OneShot).await?;
     let result = async {
         match command {
             TeamsCommand::Create { name } => {
@@ -93,7 +93,7 @@ pub async fn teams(config: &Config, command: TeamsCommand, out: &mut Out) -> Res
 }
 
 pub async fn tokens(config: &Config, command: TokensCommand, out: &mut Out) -> Result<u8> {
-    let services = Services::open(config).await?;
+    let services = Services::open(config, Lifetime::OneShot).await?;
     let result = async {
         match command {
             TokensCommand::Create { team } => {

@@ -14,7 +14,7 @@ use dragnet_engine::run::{self, Fanout, RunOptions, RunRecord, RunStatus};
 use dragnet_engine::workflow;
 
 use crate::bounds::LimitFlags;
-use crate::config::Config;
+use crate::config::{Config, Lifetime};
 use crate::failure::CliError;
 use crate::out::{say, Out};
 use crate::run_display::{print_summary, RunDisplay};
@@ -86,7 +86,7 @@ pub async fn run_file(config: &Config, args: RunArgs, out: &mut Out) -> Result<u
     // milliseconds); a file or argument that is refused stops the opening.
     let opening = tokio::spawn({
         let config = config.clone();
-        async move { Services::open(&config).await }
+        async move { Services::open(&config, Lifetime::OneShot).await }
     });
     let ReadRun {
         wf,

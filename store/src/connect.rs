@@ -23,6 +23,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long SQLite waits on a lock held by another writer.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 const POSTGRES_CONNECTIONS: u32 = 10;
+/// A pooled PostgreSQL connection idle this long is pinged before it is
+/// handed out (a restarted server leaves its idle connections dead); one
+/// used more recently was pinged when it came back.
+const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
 /// SQLite writes one transaction at a time whatever the pool holds, and in
 /// WAL mode one reader goes alongside: two connections are all a process
 /// uses at once. Each one more costs an open (file, WAL index, pragmas) and a
@@ -42,6 +46,7 @@ pub struct PoolSize(u32);
 
 impl PoolSize {
     pub const DEFAULT: PoolSize = PoolSize(POSTGRES_CONNECTIONS);
+    pub const ONE: PoolSize = PoolSize(1);
     pub const MAX: u32 = 200;
 
     pub fn new(n: u64) -> Result<PoolSize> {
@@ -126,6 +131,18 @@ async fn connect_postgres(url: &str, size: PoolSize) -> Result<Db> {
     let pool = PgPoolOptions::new()
         .max_connections(size.get())
         .acquire_timeout(ACQUIRE_TIMEOUT)
+        // sqlx pings every connection it hands out, one more round trip
+        // on each use; its release already pinged it. Only a connection
+        // idle for a while is asked again whether it is still there.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_WHEN_IDLE {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
         .connect_lazy_with(options);
     // Two connections are made at once, side by side: a command's first
     // writes and its first read usually overlap, and the second would

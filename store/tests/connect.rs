@@ -1,6 +1,7 @@
 //! Opening stores: an unreachable PostgreSQL is a clear error that says what
 //! to start and never shows the password; SQLite files and their folders
-//! are created and opened in WAL mode.
+//! are created and opened in WAL mode; a pooled PostgreSQL connection the
+//! server ended while it was idle is replaced.
 
 mod common;
 
@@ -84,4 +85,36 @@ async fn the_test_postgres_is_reachable() {
         }
         Err(e) => panic!("the PostgreSQL suites need a running server: {e}"),
     }
+}
+
+/// The pool does not ping a connection it hands out right after using it,
+/// but one idle for a second or more is asked first: a connection the
+/// server ended meanwhile (a restart, an administrator) is replaced, and
+/// the next query works.
+#[tokio::test]
+async fn a_postgres_connection_ended_while_idle_is_replaced() -> anyhow::Result<()> {
+    let url = common::postgres_url();
+    let db = Db::connect_pooled(&url, dragnet_store::PoolSize::ONE).await?;
+    let admin = Db::connect_pooled(&url, dragnet_store::PoolSize::ONE).await?;
+    let (pool, admin_pool) = (
+        db.as_postgres().context("a pool")?,
+        admin.as_postgres().context("a pool")?,
+    );
+    let before: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(pool)
+        .await?;
+    let ended: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+        .bind(before)
+        .fetch_one(admin_pool)
+        .await?;
+    ensure!(ended, "backend {before} was not ended");
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let after: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(pool)
+        .await
+        .context("the query after the server ended the idle connection")?;
+    ensure!(after != before, "the ended connection {before} was used again");
+    db.close().await;
+    admin.close().await;
+    Ok(())
 }

@@ -27,9 +27,9 @@ pub struct Config {
     /// `postgres://…` or `sqlite://…` (its scheme is checked on connecting).
     pub database_url: String,
     /// The most connections a PostgreSQL pool opens
-    /// (`DRAGNET_DATABASE_POOL_SIZE`, `database_pool_size`; 1 to 200, 10
-    /// by default).
-    pub pool_size: dragnet_store::PoolSize,
+    /// (`DRAGNET_DATABASE_POOL_SIZE`, `database_pool_size`; 1 to 200), when
+    /// set; [`Config::pool_size`] gives the default otherwise.
+    pub pool_size_set: Option<dragnet_store::PoolSize>,
     /// The organisation whose credentials workflows use (the cache scope).
     pub org: String,
     pub cache_mode: CacheMode,
@@ -269,7 +269,27 @@ impl Source<'_> {
     }
 }
 
+/// How long a command holds its store: what its PostgreSQL pool is sized for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifetime {
+    /// Does its work and ends (`run`, `demo`, `runs`, `cache`, …): one
+    /// connection, since a second one costs the server a new backend,
+    /// more than the command waits for the first.
+    OneShot,
+    /// Serves until stopped (`serve`, `worker`, `mcp`): ten connections.
+    Serving,
+}
+
 impl Config {
+    /// The PostgreSQL pool size for a command of `lifetime`: the size set
+    /// in the file or the environment, else that lifetime's default.
+    pub fn pool_size(&self, lifetime: Lifetime) -> dragnet_store::PoolSize {
+        self.pool_size_set.unwrap_or(match lifetime {
+            Lifetime::OneShot => dragnet_store::PoolSize::ONE,
+            Lifetime::Serving => dragnet_store::PoolSize::DEFAULT,
+        })
+    }
+
     /// Builds the configuration from the three layers. `env` is the
     /// environment (injected for tests).
     pub fn load(
@@ -427,22 +447,23 @@ impl Config {
                 ))
             }
         };
-        let pool_size = match (env("DRAGNET_DATABASE_POOL_SIZE"), &file.database_pool_size) {
-            (Some(text), _) => text
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .and_then(|n| dragnet_store::PoolSize::new(n).ok())
-                .ok_or_else(|| {
-                    CliError::argument_error(
-                        "DRAGNET_DATABASE_POOL_SIZE",
-                        format!(
-                            "`{text}` is not a number of connections from 1 to {}",
-                            dragnet_store::PoolSize::MAX
-                        ),
-                    )
-                })?,
-            (None, Some(n)) => dragnet_store::PoolSize::new(*n.get_ref()).map_err(|_| {
+        let pool_size_set = match (env("DRAGNET_DATABASE_POOL_SIZE"), &file.database_pool_size) {
+            (Some(text), _) => Some(
+                text.trim()
+                    .parse::<u64>()
+                    .ok()
+                    .and_then(|n| dragnet_store::PoolSize::new(n).ok())
+                    .ok_or_else(|| {
+                        CliError::argument_error(
+                            "DRAGNET_DATABASE_POOL_SIZE",
+                            format!(
+                                "`{text}` is not a number of connections from 1 to {}",
+                                dragnet_store::PoolSize::MAX
+                            ),
+                        )
+                    })?,
+            ),
+            (None, Some(n)) => Some(dragnet_store::PoolSize::new(*n.get_ref()).map_err(|_| {
                 source.value_error(
                     n.span(),
                     "database_pool_size",
@@ -452,8 +473,8 @@ impl Config {
                         dragnet_store::PoolSize::MAX
                     ),
                 )
-            })?,
-            (None, None) => dragnet_store::PoolSize::DEFAULT,
+            })?),
+            (None, None) => None,
         };
         let lease = match (env("DRAGNET_LEASE_SECONDS"), &file.server.lease_seconds) {
             (Some(text), _) => text
@@ -496,7 +517,7 @@ impl Config {
         };
         Ok(Config {
             database_url,
-            pool_size,
+            pool_size_set,
             org,
             cache_mode,
             sweep_every,

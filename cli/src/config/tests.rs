@@ -170,7 +170,14 @@ fn scale_out_settings_are_checked_against_the_store() {
         "database_url = \"postgres://db/x\"\ndatabase_pool_size = 4\n[server]\nmax_running_runs = 0\n",
     ))
     .unwrap();
-    assert_eq!((c.server.max_running_runs, c.pool_size.get()), (0, 4));
+    assert_eq!(
+        (
+            c.server.max_running_runs,
+            c.pool_size(Lifetime::OneShot).get(),
+            c.pool_size(Lifetime::Serving).get()
+        ),
+        (0, 4, 4)
+    );
     let e = load_file(file("pool.toml", "database_pool_size = 0\n")).unwrap_err();
     assert!(
         e.to_string()
@@ -186,7 +193,9 @@ fn scale_out_settings_are_checked_against_the_store() {
         e.to_string().contains("DRAGNET_MAX_RUNNING_RUNS: `0`"),
         "{e}"
     );
-    assert_eq!(load_file(file("d.toml", "")).unwrap().pool_size.get(), 10);
+    let unset = load_file(file("d.toml", "")).unwrap();
+    assert_eq!(unset.pool_size(Lifetime::Serving).get(), 10);
+    assert_eq!(unset.pool_size(Lifetime::OneShot).get(), 1);
 }
 
 #[test]
