@@ -5,6 +5,7 @@ mod common;
 
 use std::process::Output;
 
+use common::postgres::Schema;
 use common::{dragnet, dragnet_on, example, fresh_db, shop, spec, stderr, stdout_json};
 
 #[test]
@@ -302,10 +303,23 @@ async fn run_exits_by_outcome() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn runs_and_cache_commands() {
+    runs_and_cache_commands_on(fresh_db(), "sqlite").await;
+}
+
+/// The same on PostgreSQL, where a command that ends opens one connection
+/// unless told otherwise: the runs' writes, the fan-out's cache reads and
+/// writes, the listing and the purge all go through it, and none waits
+/// for a second one (which would end in the pool's timeout).
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_and_cache_commands_on_postgres() {
+    let schema = Schema::new("cli_cache");
+    runs_and_cache_commands_on(schema.url.clone(), "postgres").await;
+}
+
+async fn runs_and_cache_commands_on(db: String, backend: &str) {
     let shop = shop().await;
     let base = format!("shop={}", shop.base_url());
     let nightly = example("nightly-open-orders.workflow.yaml");
-    let db = fresh_db();
     let outputs = tokio::task::spawn_blocking(move || {
         let migrate = dragnet_on(&db, &["migrate"]);
         let first = dragnet_on(&db, &["run", &nightly, "--base-url", &base, "--json"]);
@@ -330,7 +344,7 @@ async fn runs_and_cache_commands() {
     .unwrap();
     let (migrate, first, second, refresh, list, purge, after, runs, show) = outputs;
     assert!(migrate.status.success(), "{}", stderr(&migrate));
-    assert!(String::from_utf8_lossy(&migrate.stdout).contains("sqlite"));
+    assert!(String::from_utf8_lossy(&migrate.stdout).contains(backend));
     // The fan-out walk is cached (plain calls never are).
     let cache_of = |o: &Output| stdout_json(o)["steps"][1]["output"]["_loop"]["cache"].clone();
     assert_eq!(cache_of(&first)["hit"], false);

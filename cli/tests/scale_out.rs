@@ -25,61 +25,9 @@ use std::fs::File;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::postgres::Schema;
 use common::{acme_token, address_in, client, command, scratch, shop, stderr, stdout};
 use serde_json::Value;
-
-/// A fresh schema of the test PostgreSQL, dropped when this is.
-struct Schema {
-    url: String,
-    base: String,
-    name: String,
-}
-
-impl Schema {
-    fn new(tag: &str) -> Schema {
-        let base = std::env::var("DATABASE_URL")
-            .ok()
-            .filter(|u| u.starts_with("postgres"))
-            .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/postgres".into());
-        let name = format!("dragnet_{tag}_{:08x}", std::process::id());
-        let made = Command::new("psql")
-            .args([&base, "-q", "-c", &format!("CREATE SCHEMA {name}")])
-            .output()
-            .expect("psql runs (the PostgreSQL client)");
-        assert!(made.status.success(), "{}", stderr(&made));
-        let separator = if base.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{separator}options[search_path]={name}");
-        Schema { url, base, name }
-    }
-
-    /// The rows of `sql`, each a `|`-separated line.
-    fn query(&self, sql: &str) -> Vec<String> {
-        let out = Command::new("psql")
-            .env("PGOPTIONS", format!("-c search_path={}", self.name))
-            .args([&self.base, "-At", "-c", sql])
-            .output()
-            .expect("psql runs");
-        assert!(out.status.success(), "{sql}: {}", stderr(&out));
-        stdout(&out).lines().map(str::to_string).collect()
-    }
-
-    fn one(&self, sql: &str) -> String {
-        self.query(sql).into_iter().next().unwrap_or_default()
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        let _ = Command::new("psql")
-            .args([
-                &self.base,
-                "-q",
-                "-c",
-                &format!("DROP SCHEMA {} CASCADE", self.name),
-            ])
-            .output();
-    }
-}
 
 /// A process, killed when dropped; what it logged goes to `log`.
 struct Process {

@@ -113,7 +113,10 @@ async fn a_postgres_connection_ended_while_idle_is_replaced() -> anyhow::Result<
         .fetch_one(pool)
         .await
         .context("the query after the server ended the idle connection")?;
-    ensure!(after != before, "the ended connection {before} was used again");
+    ensure!(
+        after != before,
+        "the ended connection {before} was used again"
+    );
     db.close().await;
     admin.close().await;
     Ok(())

@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test file uses the part it needs
 
 pub mod mcp_http;
+pub mod postgres;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
