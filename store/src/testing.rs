@@ -116,6 +116,17 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 /// `test-util`), re-exported for the suites that reach them here.
 pub use dragnet_core::clock::{t0, TestClock};
 
+/// Ends PostgreSQL backend `pid` through `pool`, as an administrator or a
+/// restart would (tests of connections the server closed).
+pub async fn end_backend(pool: &sqlx::PgPool, pid: i32) -> anyhow::Result<()> {
+    let ended: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+        .bind(pid)
+        .fetch_one(pool)
+        .await?;
+    anyhow::ensure!(ended, "the backend {pid} was not ended");
+    Ok(())
+}
+
 /// Makes run `run_id`'s lease expired now, as if its process had stopped
 /// renewing it long ago (tests of takeover).
 pub async fn expire_lease(db: &Db, run_id: &str) -> crate::Result<()> {

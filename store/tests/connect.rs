@@ -103,11 +103,7 @@ async fn a_postgres_connection_ended_while_idle_is_replaced() -> anyhow::Result<
     let before: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
         .fetch_one(pool)
         .await?;
-    let ended: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
-        .bind(before)
-        .fetch_one(admin_pool)
-        .await?;
-    ensure!(ended, "backend {before} was not ended");
+    dragnet_store::testing::end_backend(admin_pool, before).await?;
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let after: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
         .fetch_one(pool)

@@ -214,11 +214,7 @@ async fn postgres_conflicts(pool: &sqlx::PgPool) -> Result<Vec<(&'static str, sq
     let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
         .fetch_one(&mut doomed)
         .await?;
-    let ended: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
-        .bind(pid)
-        .fetch_one(pool)
-        .await?;
-    ensure!(ended, "the backend {pid} was terminated");
+    dragnet_store::testing::end_backend(pool, pid).await?;
     for _ in 0..250 {
         let alive: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = $1")
             .bind(pid)
