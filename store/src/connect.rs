@@ -144,9 +144,10 @@ async fn connect_postgres(url: &str, size: PoolSize) -> Result<Db> {
             })
         })
         .connect_lazy_with(options);
-    // Two connections are made at once, side by side: a command's first
-    // writes and its first read usually overlap, and the second would
-    // otherwise be made only then, while they wait.
+    // A pool of more than one makes two connections at once, side by side:
+    // a server's first writes and its first read usually overlap, and the
+    // second would otherwise be made only then, while they wait. A pool of
+    // one (a command that ends) makes its one.
     let first = async { pool.acquire().await.map(drop) };
     let second = async {
         match size.get() {
