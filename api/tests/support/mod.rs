@@ -275,6 +275,19 @@ steps:
         parse_sse(&resp.text().await?)
     }
 
+    /// Waits until run `run_id` has left the queue (running, or already
+    /// ended).
+    pub async fn started(&self, token: &str, run_id: &str) -> Result<Value> {
+        for _ in 0..600 {
+            let (_, v) = self.get(&format!("/v1/runs/{run_id}"), token).await?;
+            if v["status"] != "queued" {
+                return Ok(v);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        anyhow::bail!("run {run_id} did not start")
+    }
+
     /// Waits until run `run_id` is recorded with a final status.
     pub async fn finished(&self, token: &str, run_id: &str) -> Result<Value> {
         for _ in 0..600 {

@@ -8,10 +8,8 @@ use dragnet_core::Document;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use chrono::Utc;
 use tokio::sync::Semaphore;
 use tokio::task::{self, JoinSet};
-use tokio::time::Instant;
 
 use super::branch::Decision;
 use super::inputs::resolve_inputs;
@@ -55,7 +53,7 @@ pub async fn run(
         run_id: options
             .run_id
             .clone()
-            .unwrap_or_else(|| new_run_id(clock.now())),
+            .unwrap_or_else(|| super::new_run_id(clock.now())),
         workflow: workflow.name.clone(),
         source: workflow.source.display().to_string(),
         status: RunStatus::Running,
@@ -351,21 +349,4 @@ fn settle_before_start(
         ));
     }
     None
-}
-
-/// A unique, time-ordered run id.
-/// A fresh run id: the time it was made and a random suffix.
-pub fn new_run_id(now: chrono::DateTime<Utc>) -> String {
-    format!(
-        "run_{}_{:08x}",
-        now.format("%Y%m%dT%H%M%S%3f"),
-        rand_suffix()
-    )
-}
-
-fn rand_suffix() -> u32 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(Instant::now().elapsed().as_nanos());
-    h.finish() as u32
 }

@@ -9,6 +9,7 @@ pub mod incremental;
 mod inputs;
 mod log;
 pub mod record;
+mod run_id;
 mod runner;
 mod step_error;
 mod step_task;
@@ -30,12 +31,13 @@ use dragnet_providers::DeclaredServer;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-pub use executor::{new_run_id, run};
+pub use executor::run;
 pub use inputs::{parse_input_pairs, resolve_inputs};
 pub use log::{LogFuture, RunLog, RunLogError, RunSummary};
 pub use record::{
     IncrementalReport, RunRecord, RunStatus, StepRecord, StepStatus, StepType, StepVerdict,
 };
+pub use run_id::new_run_id;
 pub use runner::{CallFuture, CallTarget, LoopLayer, ToolRunner};
 pub use step_error::{InputError, ProviderError, StepError};
 pub use trigger::{RunTrigger, TriggerKind};
