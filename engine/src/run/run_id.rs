@@ -6,9 +6,9 @@
 //! same millisecond start in the order they came. The random part keeps
 //! ids from different processes apart.
 
+use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 
@@ -25,10 +25,10 @@ pub fn new_run_id(now: DateTime<Utc>) -> String {
     )
 }
 
+/// 32 random bits: std's hasher keys, drawn at random for each thread
+/// and changed for every `RandomState`.
 fn random() -> u32 {
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(Instant::now().elapsed().as_nanos());
-    h.finish() as u32
+    RandomState::new().build_hasher().finish() as u32
 }
 
 #[cfg(test)]
