@@ -278,26 +278,31 @@ steps:
     /// Waits until run `run_id` has left the queue (running, or already
     /// ended).
     pub async fn started(&self, token: &str, run_id: &str) -> Result<Value> {
-        for _ in 0..600 {
-            let (_, v) = self.get(&format!("/v1/runs/{run_id}"), token).await?;
-            if v["status"] != "queued" {
-                return Ok(v);
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        anyhow::bail!("run {run_id} did not start")
+        self.wait_for(token, run_id, "start", &["queued"]).await
     }
 
     /// Waits until run `run_id` is recorded with a final status.
     pub async fn finished(&self, token: &str, run_id: &str) -> Result<Value> {
+        self.wait_for(token, run_id, "finish", &["queued", "running"])
+            .await
+    }
+
+    /// Polls run `run_id` until its status is none of `before`.
+    async fn wait_for(
+        &self,
+        token: &str,
+        run_id: &str,
+        what: &str,
+        before: &[&str],
+    ) -> Result<Value> {
         for _ in 0..600 {
             let (_, v) = self.get(&format!("/v1/runs/{run_id}"), token).await?;
-            if v["status"] != "running" && v["status"] != "queued" {
+            if !before.iter().any(|status| v["status"] == *status) {
                 return Ok(v);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        anyhow::bail!("run {run_id} did not finish")
+        anyhow::bail!("run {run_id} did not {what}")
     }
 
     /// Stops the server as a signal would, and waits for it.
