@@ -19,14 +19,18 @@
 //!   streamable HTTP server; progress routed to each call.
 //! - [`mcp_tools`]: its tools as loop-layer tools ([`mcp_tools::tool_of`]),
 //!   its answers as pages ([`mcp_tools::page_of`]).
+//! - [`child`]: a server run as a child process, spoken to a line at a
+//!   time ([`lines`]), its answers to `tools/call` read as their one kind.
 //! - [`upstream`]: one provider's connection ([`ProviderUpstream`]).
 //! - [`error`]: the crate's [`Error`].
 #![forbid(unsafe_code)]
 
+pub mod child;
 pub mod compile;
 pub mod credentials;
 pub mod error;
 pub mod file;
+pub mod lines;
 pub mod mcp_client;
 pub mod mcp_tools;
 pub mod server;

@@ -25,13 +25,14 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::child::ChildTransport;
 use crate::mcp_tools::response_of;
 use crate::server::{ChildEnv, McpServer};
 use crate::Error;
@@ -485,13 +486,10 @@ async fn open(server: &McpServer, child: &Child, routes: &Routes) -> Result<Runn
     match server {
         McpServer::Command { argv, .. } => {
             let command = child_command(argv, &child.env)?;
-            let (transport, stderr) = TokioChildProcess::builder(command)
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .map_err(|e| Error::Spawn {
-                    command: argv.join(" "),
-                    message: e.to_string(),
-                })?;
+            let (transport, stderr) = ChildTransport::spawn(command).map_err(|e| Error::Spawn {
+                command: argv.join(" "),
+                message: e.to_string(),
+            })?;
             if let Some(stderr) = stderr {
                 child.tasks.spawn(relay_stderr(child.clone(), stderr));
             }

@@ -5,7 +5,14 @@ use rmcp::RoleServer;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{read_message, tool_call, Lines, Read};
+use dragnet_providers::lines::Read;
+
+use super::{tool_call, Lines, ToolCalls};
+
+/// What the gateway's transport reads from one line.
+fn read_message(line: &[u8]) -> Read<RoleServer> {
+    dragnet_providers::lines::read_message(&mut ToolCalls, line)
+}
 
 /// What rmcp's own codec reads from `line`.
 fn by_rmcp(line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
