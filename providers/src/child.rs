@@ -10,7 +10,8 @@
 //! `docs/PERFORMANCE.md`). The child's life is run the way rmcp runs it:
 //! closing the transport closes the child's stdin and waits for it to end,
 //! then asks it to (`SIGTERM`), then kills it, [`GRACE`] apart; a child
-//! whose transport is dropped without closing is killed.
+//! whose transport is dropped without closing is killed, and reaped by
+//! the runtime.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -38,7 +39,9 @@ pub const GRACE: Duration = Duration::from_secs(3);
 
 /// A running child and the lines to and from it.
 pub struct ChildTransport {
-    child: Cleanup,
+    /// Killed when dropped before it ended (and then reaped by the
+    /// runtime).
+    child: Child,
     lines: Lines<RoleClient, ToolAnswers>,
     /// [`GRACE`] (shorter in tests).
     grace: Duration,
@@ -51,7 +54,8 @@ impl ChildTransport {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
         let mut child = command.spawn()?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(io::Error::other(
@@ -61,41 +65,33 @@ impl ChildTransport {
         let stderr = child.stderr.take();
         let lines = Lines::new(Box::new(stdout), Box::new(stdin));
         let transport = ChildTransport {
-            child: Cleanup(Some(child)),
+            child,
             lines,
             grace: GRACE,
         };
         Ok((transport, stderr))
     }
 
-    /// The child's process id, while it runs.
+    /// The child's process id, until it has ended and been waited for.
     pub fn id(&self) -> Option<u32> {
-        self.child.0.as_ref().and_then(Child::id)
+        self.child.id()
     }
 
     /// Closes the child's stdin and waits for it to end; then `SIGTERM`,
-    /// then kill, [`GRACE`] apart. Cancel-safe: a child not yet ended stays
-    /// in its guard, which kills it when dropped.
+    /// then kill, [`GRACE`] apart. Cancel-safe: a child not yet ended is
+    /// killed when the transport is dropped.
     pub async fn graceful_shutdown(&mut self) -> io::Result<()> {
         self.lines.close().await?;
-        let grace = self.grace;
-        let Some(child) = self.child.0.as_mut() else {
-            return Ok(());
-        };
-        if ended_within(child, grace).await? {
-            self.child.0 = None;
+        if ended_within(&mut self.child, self.grace).await? {
             return Ok(());
         }
-        if let Some(pid) = child.id() {
+        if let Some(pid) = self.child.id() {
             terminate(pid);
-            if ended_within(child, grace).await? {
-                self.child.0 = None;
+            if ended_within(&mut self.child, self.grace).await? {
                 return Ok(());
             }
         }
-        let killed = child.kill().await;
-        self.child.0 = None;
-        killed
+        self.child.kill().await
     }
 }
 
@@ -117,29 +113,6 @@ fn terminate(pid: u32) {
     let Ok(pid) = i32::try_from(pid) else { return };
     if let Err(error) = kill(nix::unistd::Pid::from_raw(pid), Signal::SIGTERM) {
         tracing::warn!(%error, pid, "asking an upstream MCP server to end");
-    }
-}
-
-/// Kills the child when dropped before it ended, and reaps it.
-struct Cleanup(Option<Child>);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let Some(mut child) = self.0.take() else {
-            return;
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    if let Err(error) = child.kill().await {
-                        tracing::warn!(%error, "killing an upstream MCP server");
-                    }
-                });
-            }
-            Err(_) => {
-                let _ = child.start_kill();
-            }
-        }
     }
 }
 

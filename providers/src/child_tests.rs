@@ -217,10 +217,12 @@ async fn a_child_that_stays_is_asked_to_end_then_killed() {
 
 #[tokio::test]
 async fn a_child_whose_transport_is_dropped_is_killed() {
-    let (child, _) = ChildTransport::spawn(command("trap '' TERM; cat")).unwrap();
+    // Neither the end of its stdin nor SIGTERM ends it.
+    let script = "trap '' TERM; while :; do sleep 0.05; done";
+    let (child, _) = ChildTransport::spawn(command(script)).unwrap();
     let pid = child.id().expect("running");
     drop(child);
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while running(pid) && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
