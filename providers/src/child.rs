@@ -136,7 +136,8 @@ impl Transport<RoleClient> for ChildTransport {
 }
 
 /// The answers to our `tools/call` requests read as that one result kind:
-/// the ids of the calls sent and not yet answered (or cancelled) are kept,
+/// the ids of the calls sent and not yet answered (or cancelled) are kept
+/// (an answer read either way forgets its id),
 /// and an answer to one of them whose result holds only a tool result's
 /// members (`content`, `structuredContent`, `isError`, `resultType`,
 /// `_meta`) is read as a [`CallToolResult`]. No other result kind can be
@@ -167,6 +168,18 @@ impl Reading<RoleClient> for ToolAnswers {
             }
             _ => {}
         }
+    }
+
+    /// An answer read the other way (an error, another kind of result)
+    /// still answers its call: its id is forgotten.
+    fn received(&mut self, message: &RxJsonRpcMessage<RoleClient>) {
+        match message {
+            JsonRpcMessage::Response(response) => self.calls.remove(&response.id),
+            JsonRpcMessage::Error(error) => {
+                error.id.as_ref().is_some_and(|id| self.calls.remove(id))
+            }
+            _ => false,
+        };
     }
 
     fn read(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {

@@ -149,6 +149,16 @@ fn only_the_answer_to_a_call_sent_and_not_cancelled_is_read_as_a_tool_result() {
         reading.read(&line(1)).is_none(),
         "each call is answered once"
     );
+    // An answer rmcp's codec reads (an error, another kind of result)
+    // answers its call too: nothing is kept for it.
+    reading.sent(&call(4));
+    reading.sent(&call(5));
+    let error = br#"{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"no"}}"#;
+    let other = answer(json!(5), json!({"content": [], "tools": []}));
+    for line in [&error[..], &other] {
+        assert!(matches!(read_message(&mut reading, line), Read::Message(_)));
+    }
+    assert!(reading.calls.is_empty(), "{:?}", reading.calls);
     // The line reader gives what rmcp gives when the reading declines.
     match read_message(&mut reading, &line(1)) {
         Read::Message(m) => assert_eq!(wire(&m), wire(&by_rmcp(&line(1)).unwrap())),

@@ -52,6 +52,9 @@ pub trait Reading<R: ServiceRole>: Send + 'static {
     /// `None` to leave it to rmcp's codec. What it returns must be what
     /// the codec would read.
     fn read(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<R>>;
+
+    /// Notes a message rmcp's codec read (one `read` declined).
+    fn received(&mut self, _message: &RxJsonRpcMessage<R>) {}
 }
 
 /// JSON-RPC over a reader and a writer, a message a line.
@@ -254,7 +257,10 @@ pub fn read_message<R: ServiceRole, K: Reading<R>>(reading: &mut K, line: &[u8])
     buf.extend_from_slice(line);
     buf.extend_from_slice(b"\n");
     match JsonRpcMessageCodec::<RxJsonRpcMessage<R>>::new().decode(&mut buf) {
-        Ok(Some(message)) => Read::Message(Box::new(message)),
+        Ok(Some(message)) => {
+            reading.received(&message);
+            Read::Message(Box::new(message))
+        }
         Ok(None) => Read::Skipped,
         Err(JsonRpcMessageCodecError::Serde(e)) => match e.classify() {
             // Not JSON: no id to answer, and answering could start a storm
