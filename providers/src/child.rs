@@ -203,7 +203,10 @@ impl Reading<RoleClient> for ToolAnswers {
 pub fn tool_answer(line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
     memchr::memmem::find(line, b"\"result\"")?;
     let line = line.strip_prefix(BYTE_ORDER_MARK).unwrap_or(line);
-    let raw = serde_json::from_slice::<RawAnswer<'_>>(line).ok()?;
+    // rmcp refuses a line that is not UTF-8 anywhere, and a member skipped
+    // unread would not be checked.
+    let line = std::str::from_utf8(line).ok()?;
+    let raw = serde_json::from_str::<RawAnswer<'_>>(line).ok()?;
     if raw.method || raw.error {
         return None;
     }

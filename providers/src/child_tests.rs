@@ -118,6 +118,13 @@ fn what_is_no_tool_answer_goes_to_rmcp() {
             .to_vec(),
         br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":{"result":1}}}"#
             .to_vec(),
+        // Not UTF-8, in a member nobody reads (found by the fuzz target).
+        [
+            &br#"{"jsonrpc":"2.0","id":1,"x":""#[..],
+            b"\xff\xfe",
+            br#"","result":{"content":[]}}"#,
+        ]
+        .concat(),
         // A stray member beside the result, even `null`: rmcp judges the shape.
         br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]},"method":null}"#.to_vec(),
         br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]},"error":{"code":1,"message":"m"}}"#
