@@ -19,7 +19,7 @@ use dragnet_store::{
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::gate::Slot;
+use crate::gate::{Place, Slot};
 use crate::launcher::Launcher;
 use crate::live::{LiveRun, StreamObserver};
 use crate::task::{self, TaskName};
@@ -183,21 +183,16 @@ pub fn spawn_run(
         ])),
     ));
     live.announce_queued(&wf.name);
+    // Its place in line is taken now, before its task first runs: runs
+    // start in the order they came here.
+    let place = launcher.gate().line_up(team_id, &wf.name, wf.concurrency);
     let team = team_id.to_string();
     let waiting = options.cancel.clone();
     let span = tracing::info_span!("run", run_id = %run_id, workflow = %wf.name, team = %team_id);
     let tracker = launcher.tracker().clone();
     let task = async move {
-        let ended = match wait_for_slot(
-            &launcher,
-            &live,
-            &team,
-            &wf,
-            &waiting,
-            &queued_lease,
-            &lost,
-        )
-        .await
+        let ended = match wait_for_slot(&launcher, &live, place, &waiting, &queued_lease, &lost)
+            .await
         {
             Ok(_slot) => {
                 let mut options = options;
@@ -292,7 +287,7 @@ async fn run_secrets(
         })
 }
 
-/// Waits, queued, for the run's concurrency slots, renewing its lease
+/// Waits, queued at `place`, for the run's concurrency slots, renewing its lease
 /// (and heartbeat) every third of the lease. A run cancelled while waiting
 /// ends `cancelled`; one the server stops for is handed back; one
 /// whose lease another attempt took is given up (`lost` is cancelled and
@@ -300,13 +295,12 @@ async fn run_secrets(
 async fn wait_for_slot(
     launcher: &Launcher,
     live: &LiveRun,
-    team_id: &str,
-    wf: &Workflow,
+    place: Place,
     cancel: &CancellationToken,
     lease: &Lease,
     lost: &CancellationToken,
 ) -> Result<Slot, RunStatus> {
-    let enter = launcher.gate().enter(team_id, &wf.name, wf.concurrency);
+    let enter = place.enter();
     tokio::pin!(enter);
     let length = launcher.config().lease;
     let every = (length.get() / 3).max(Duration::from_millis(100));
