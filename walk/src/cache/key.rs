@@ -8,10 +8,10 @@
 //! Projection and filter are not in the key: the stored set is unshaped.
 //! Whose data it is (the scope) is part of every lookup beside the key.
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use dragnet_core::json::canonical;
 use dragnet_core::Tool;
 
 /// Everything a key is made of.
@@ -28,24 +28,84 @@ pub struct KeyMaterial<'a> {
     pub for_each: Option<(&'a str, &'a [Value])>,
 }
 
-/// The key of a call's walk.
+/// The key of a call's walk: the SHA-256 of the material's JSON, written
+/// straight into the hash (nothing copied or sorted into a new value).
 pub fn cache_key(m: KeyMaterial<'_>) -> String {
-    let material = json!({
-        "tool": m.tool_id,
-        "upstream": m.upstream,
-        "operation": {
-            "method": m.tool.method.as_upper(),
-            "path": m.tool.path,
-            "parameters": canonical(&m.tool.input_schema),
-            "paging": paging_of(m.tool),
+    let material = Material {
+        tool: m.tool_id,
+        upstream: m.upstream,
+        operation: Operation {
+            method: m.tool.method.as_upper(),
+            path: &m.tool.path,
+            parameters: Canonical(&m.tool.input_schema),
+            paging: paging_of(m.tool),
         },
-        "arguments": canonical(&Value::Object(m.arguments.clone())),
-        "all_pages": m.all_pages,
-        "items_path": m.items_path,
-        "for_each": m.for_each.map(|(key, values)| json!({"key": key, "values": values})),
-    });
-    let digest = Sha256::digest(material.to_string().as_bytes());
+        arguments: CanonicalMap(m.arguments),
+        all_pages: m.all_pages,
+        items_path: m.items_path,
+        for_each: m.for_each.map(|(key, values)| ForEach { key, values }),
+    };
+    let mut hasher = Sha256::new();
+    // Writing into a hash cannot fail, and the material is plain JSON.
+    let _ = serde_json::to_writer(&mut hasher, &material);
+    let digest = hasher.finalize();
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The key's JSON, its members in this order (the order keys were always
+/// made in: a key's value must not change between versions, or every
+/// stored entry misses once).
+#[derive(serde::Serialize)]
+struct Material<'a> {
+    tool: &'a str,
+    upstream: &'a str,
+    operation: Operation<'a>,
+    arguments: CanonicalMap<'a>,
+    all_pages: bool,
+    items_path: Option<&'a [String]>,
+    for_each: Option<ForEach<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct Operation<'a> {
+    method: &'a str,
+    path: &'a str,
+    parameters: Canonical<'a>,
+    paging: Value,
+}
+
+#[derive(serde::Serialize)]
+struct ForEach<'a> {
+    key: &'a str,
+    values: &'a [Value],
+}
+
+/// A value written with every object's keys sorted (canonical JSON).
+struct Canonical<'a>(&'a Value);
+
+/// An object written with its keys sorted, and its values canonical.
+struct CanonicalMap<'a>(&'a Map<String, Value>);
+
+impl Serialize for Canonical<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Object(map) => CanonicalMap(map).serialize(serializer),
+            Value::Array(items) => serializer.collect_seq(items.iter().map(Canonical)),
+            other => other.serialize(serializer),
+        }
+    }
+}
+
+impl Serialize for CanonicalMap<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut entries: Vec<(&String, &Value)> = self.0.iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut map = serializer.serialize_map(Some(entries.len()))?;
+        for (key, value) in entries {
+            map.serialize_entry(key, &Canonical(value))?;
+        }
+        map.end()
+    }
 }
 
 /// How the tool pages, as the walk will follow it.
@@ -73,6 +133,8 @@ fn paging_of(tool: &Tool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dragnet_core::json::canonical;
+    use proptest::prelude::*;
     use dragnet_core::paging::detect::Walkability;
     use dragnet_core::tool::Method;
 
@@ -181,6 +243,125 @@ mod tests {
             },
         ] {
             assert_ne!(a, cache_key(different), "{different:?}");
+        }
+    }
+
+    /// How keys were made before they were written straight into the
+    /// hash: a key's value never changes, or every stored entry misses.
+    fn key_as_made_before(m: KeyMaterial<'_>) -> String {
+        let material = json!({
+            "tool": m.tool_id,
+            "upstream": m.upstream,
+            "operation": {
+                "method": m.tool.method.as_upper(),
+                "path": m.tool.path,
+                "parameters": canonical(&m.tool.input_schema),
+                "paging": paging_of(m.tool),
+            },
+            "arguments": canonical(&Value::Object(m.arguments.clone())),
+            "all_pages": m.all_pages,
+            "items_path": m.items_path,
+            "for_each": m.for_each.map(|(key, values)| json!({"key": key, "values": values})),
+        });
+        let digest = Sha256::digest(material.to_string().as_bytes());
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Tools paging every way a key tells apart: none, page number,
+    /// offset (named by hand), cursor.
+    fn tools() -> Vec<Tool> {
+        let doc = r#"{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{
+          "/pages":{"get":{"operationId":"pages","parameters":[
+            {"name":"page","in":"query","schema":{"type":"integer"}},
+            {"name":"per_page","in":"query","schema":{"type":"integer","maximum":100}}],
+            "responses":{"200":{"description":"ok","content":{"application/json":{"schema":{
+              "type":"array","items":{"type":"object"}}}}}}}},
+          "/cursor":{"get":{"operationId":"cursor","parameters":[
+            {"name":"cursor","in":"query","schema":{"type":"string"}},
+            {"name":"limit","in":"query","schema":{"type":"integer"}}],
+            "responses":{"200":{"description":"ok","content":{"application/json":{"schema":{
+              "type":"object","properties":{"next_cursor":{"type":"string"},
+              "data":{"type":"array","items":{"type":"object"}}}}}}}}}}}}"#;
+        let kit = dragnet_openapi::import_str("t.json", doc).unwrap();
+        let plain = tool(
+            "/orders/{id}",
+            json!({"type":"object","properties":{"id":{"type":"string"},"é":{"enum":[1,2.5,null]}}}),
+        );
+        let roles = crate::overrides::PagingRoles {
+            size: Some("a".into()),
+            offset: Some("b".into()),
+            ..Default::default()
+        };
+        let offset = crate::overrides::apply_roles(
+            &tool(
+                "/o",
+                json!({"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"integer"}}}),
+            ),
+            &roles,
+        )
+        .unwrap();
+        let walked = kit.tool("pages").unwrap().clone();
+        let cursor = kit.tool("cursor").unwrap().clone();
+        assert!(walked.walkability.is_walkable() && cursor.cursor.is_some());
+        vec![plain, offset, walked, cursor]
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            "\\PC{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 40, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(("\\PC{0,6}", inner), 0..6)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn object() -> impl Strategy<Value = Map<String, Value>> {
+        prop::collection::vec(("[a-zA-Z_é\"\\\\]{0,6}", json_value()), 0..6)
+            .prop_map(|members| members.into_iter().collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Keys keep the value they always had, for any arguments, input
+        /// schema, fan-out values and paging.
+        #[test]
+        fn keys_are_the_values_they_always_were(
+            which in 0usize..4,
+            schema in object(),
+            arguments in object(),
+            values in prop::collection::vec(json_value(), 0..4),
+            all_pages in any::<bool>(),
+            items in prop::option::of(prop::collection::vec("[a-z.]{0,4}", 0..3)),
+            fan_out in any::<bool>(),
+        ) {
+            let mut tool = tools().swap_remove(which);
+            // Another schema for the same paging: the paging is read from
+            // the tool's fields, not its schema.
+            if !schema.is_empty() {
+                tool.input_schema = Value::Object(schema);
+            }
+            let m = KeyMaterial {
+                tool_id: "shop.list\u{e9}\"",
+                upstream: "http://127.0.0.1:1/v1",
+                tool: &tool,
+                arguments: &arguments,
+                all_pages,
+                items_path: items.as_deref(),
+                for_each: fan_out.then_some(("id", values.as_slice())),
+            };
+            prop_assert_eq!(cache_key(m), key_as_made_before(m));
         }
     }
 }
