@@ -35,6 +35,7 @@ pub mod clock;
 pub mod document;
 pub mod error;
 mod error_kind;
+pub mod hex;
 pub mod items;
 pub mod json;
 pub mod json_rows;

@@ -34,6 +34,5 @@ pub fn request_key(upstream: &str, tool: &Tool, target: Target<'_>) -> String {
     if let Some(link) = link {
         material["link"] = Value::String(link.to_string());
     }
-    let digest = Sha256::digest(material.to_string().as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    dragnet_core::hex::lower(&Sha256::digest(material.to_string().as_bytes()))
 }

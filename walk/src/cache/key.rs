@@ -9,7 +9,7 @@
 //! Whose data it is (the scope) is part of every lookup beside the key.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use dragnet_core::Tool;
@@ -29,7 +29,7 @@ pub struct KeyMaterial<'a> {
 }
 
 /// The key of a call's walk: the SHA-256 of the material's JSON, written
-/// straight into the hash (nothing copied or sorted into a new value).
+/// from the material as it is (nothing copied or sorted into a new value).
 pub fn cache_key(m: KeyMaterial<'_>) -> String {
     let material = Material {
         tool: m.tool_id,
@@ -45,11 +45,10 @@ pub fn cache_key(m: KeyMaterial<'_>) -> String {
         items_path: m.items_path,
         for_each: m.for_each.map(|(key, values)| ForEach { key, values }),
     };
-    let mut hasher = Sha256::new();
-    // Writing into a hash cannot fail, and the material is plain JSON.
-    let _ = serde_json::to_writer(&mut hasher, &material);
-    let digest = hasher.finalize();
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    let mut text = Vec::with_capacity(1024);
+    // Writing into a Vec cannot fail, and the material is plain JSON.
+    let _ = serde_json::to_writer(&mut text, &material);
+    dragnet_core::hex::lower(&Sha256::digest(&text))
 }
 
 /// The key's JSON, its members in this order (the order keys were always
@@ -71,7 +70,7 @@ struct Operation<'a> {
     method: &'a str,
     path: &'a str,
     parameters: Canonical<'a>,
-    paging: Value,
+    paging: Paging<'a>,
 }
 
 #[derive(serde::Serialize)]
@@ -109,34 +108,72 @@ impl Serialize for CanonicalMap<'_> {
 }
 
 /// How the tool pages, as the walk will follow it.
-fn paging_of(tool: &Tool) -> Value {
+fn paging_of(tool: &Tool) -> Paging<'_> {
     use dragnet_core::paging::detect::{Position, Walkability};
-    let param = |p: &dragnet_core::paging::detect::PagingParam| json!([p.name, p.location]);
     let page = match &tool.walkability {
-        Walkability::Walkable(p) => match &p.position {
-            Position::Page(q) => json!({"size": param(&p.size), "page": param(q)}),
-            Position::Offset(q) => json!({"size": param(&p.size), "offset": param(q)}),
-        },
-        _ => Value::Null,
+        Walkability::Walkable(p) => Some(match &p.position {
+            Position::Page(q) => PageKey::Page {
+                size: param(&p.size),
+                page: param(q),
+            },
+            Position::Offset(q) => PageKey::Offset {
+                size: param(&p.size),
+                offset: param(q),
+            },
+        }),
+        _ => None,
     };
-    let cursor = tool.cursor.as_ref().map(|c| {
-        json!({
-            "style": c.style,
-            "cursor": c.param.as_ref().map(param),
-            "next": c.next.describe(),
-            "size": c.size.as_ref().map(param),
-        })
+    let cursor = tool.cursor.as_ref().map(|c| CursorKey {
+        style: c.style,
+        cursor: c.param.as_ref().map(param),
+        next: c.next.describe(),
+        size: c.size.as_ref().map(param),
     });
-    json!({"page": page, "cursor": cursor})
+    Paging { page, cursor }
+}
+
+/// A paging parameter in a key: `[name, location]`.
+type ParamKey<'a> = (&'a str, &'a str);
+
+fn param(p: &dragnet_core::paging::detect::PagingParam) -> ParamKey<'_> {
+    (&p.name, &p.location)
+}
+
+#[derive(serde::Serialize)]
+struct Paging<'a> {
+    page: Option<PageKey<'a>>,
+    cursor: Option<CursorKey<'a>>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum PageKey<'a> {
+    Page {
+        size: ParamKey<'a>,
+        page: ParamKey<'a>,
+    },
+    Offset {
+        size: ParamKey<'a>,
+        offset: ParamKey<'a>,
+    },
+}
+
+#[derive(serde::Serialize)]
+struct CursorKey<'a> {
+    style: &'a str,
+    cursor: Option<ParamKey<'a>>,
+    next: String,
+    size: Option<ParamKey<'a>>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use dragnet_core::json::canonical;
-    use proptest::prelude::*;
     use dragnet_core::paging::detect::Walkability;
     use dragnet_core::tool::Method;
+    use proptest::prelude::*;
+    use serde_json::json;
 
     fn tool(path: &str, schema: Value) -> Tool {
         Tool {
@@ -256,7 +293,7 @@ mod tests {
                 "method": m.tool.method.as_upper(),
                 "path": m.tool.path,
                 "parameters": canonical(&m.tool.input_schema),
-                "paging": paging_of(m.tool),
+                "paging": paging_as_made_before(m.tool),
             },
             "arguments": canonical(&Value::Object(m.arguments.clone())),
             "all_pages": m.all_pages,
@@ -265,6 +302,27 @@ mod tests {
         });
         let digest = Sha256::digest(material.to_string().as_bytes());
         digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn paging_as_made_before(tool: &Tool) -> Value {
+        use dragnet_core::paging::detect::{Position, Walkability};
+        let param = |p: &dragnet_core::paging::detect::PagingParam| json!([p.name, p.location]);
+        let page = match &tool.walkability {
+            Walkability::Walkable(p) => match &p.position {
+                Position::Page(q) => json!({"size": param(&p.size), "page": param(q)}),
+                Position::Offset(q) => json!({"size": param(&p.size), "offset": param(q)}),
+            },
+            _ => Value::Null,
+        };
+        let cursor = tool.cursor.as_ref().map(|c| {
+            json!({
+                "style": c.style,
+                "cursor": c.param.as_ref().map(param),
+                "next": c.next.describe(),
+                "size": c.size.as_ref().map(param),
+            })
+        });
+        json!({"page": page, "cursor": cursor})
     }
 
     /// Tools paging every way a key tells apart: none, page number,
@@ -281,7 +339,11 @@ mod tests {
             {"name":"limit","in":"query","schema":{"type":"integer"}}],
             "responses":{"200":{"description":"ok","content":{"application/json":{"schema":{
               "type":"object","properties":{"next_cursor":{"type":"string"},
-              "data":{"type":"array","items":{"type":"object"}}}}}}}}}}}}"#;
+              "data":{"type":"array","items":{"type":"object"}}}}}}}}}},
+          "/linked":{"get":{"operationId":"linked","parameters":[],
+            "responses":{"200":{"description":"ok","content":{"application/json":{"schema":{
+              "type":"object","properties":{"next":{"type":"string","format":"uri"},
+              "results":{"type":"array","items":{"type":"object"}}}}}}}}}}}}"#;
         let kit = dragnet_openapi::import_str("t.json", doc).unwrap();
         let plain = tool(
             "/orders/{id}",
@@ -302,8 +364,10 @@ mod tests {
         .unwrap();
         let walked = kit.tool("pages").unwrap().clone();
         let cursor = kit.tool("cursor").unwrap().clone();
+        let linked = kit.tool("linked").unwrap().clone();
         assert!(walked.walkability.is_walkable() && cursor.cursor.is_some());
-        vec![plain, offset, walked, cursor]
+        assert!(linked.cursor.as_ref().is_some_and(|c| c.param.is_none()));
+        vec![plain, offset, walked, cursor, linked]
     }
 
     fn json_value() -> impl Strategy<Value = Value> {
@@ -338,7 +402,7 @@ mod tests {
         /// schema, fan-out values and paging.
         #[test]
         fn keys_are_the_values_they_always_were(
-            which in 0usize..4,
+            which in 0usize..5,
             schema in object(),
             arguments in object(),
             values in prop::collection::vec(json_value(), 0..4),
