@@ -16,8 +16,6 @@ use rmcp::model::{
 use rmcp::service::RxJsonRpcMessage;
 use rmcp::RoleServer;
 
-pub use dragnet_providers::lines::MAX_LINE;
-
 /// The gateway's stdio transport.
 pub type Lines = dragnet_providers::lines::Lines<RoleServer, ToolCalls>;
 
