@@ -63,15 +63,13 @@ impl FromRequestParts<AppState> for Caller {
 
 /// The hex SHA-256 of a token's text: what the store keeps.
 pub fn token_hash(token: &str) -> String {
-    let digest = Sha256::digest(token.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    dragnet_core::hex::lower(&Sha256::digest(token.as_bytes()))
 }
 
 /// `n` random bytes as hex.
 fn random_hex(n: usize) -> String {
-    (0..n)
-        .map(|_| format!("{:02x}", rand::random::<u8>()))
-        .collect()
+    let bytes: Vec<u8> = (0..n).map(|_| rand::random::<u8>()).collect();
+    dragnet_core::hex::lower(&bytes)
 }
 
 /// A new team id.

@@ -181,7 +181,7 @@ impl Upload {
             part(path.as_bytes());
             part(text.as_bytes());
         }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        dragnet_core::hex::lower(&h.finalize())
     }
 }
 

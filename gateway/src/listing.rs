@@ -53,11 +53,7 @@ fn sanitize(text: &str) -> String {
     if clean.len() <= MAX_NAME && !clean.is_empty() {
         return clean;
     }
-    let hash: String = Sha256::digest(text.as_bytes())
-        .iter()
-        .take(4)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hash = dragnet_core::hex::lower(&Sha256::digest(text.as_bytes())[..4]);
     format!("{}_{hash}", &clean[..clean.len().min(MAX_NAME - 9)])
 }
 

@@ -60,12 +60,7 @@ fn cut(name: &str, max: usize) -> &str {
 
 /// The first 8 hex digits of the SHA-256 of `material`.
 fn tag(material: &str) -> String {
-    let digest = Sha256::digest(material.as_bytes());
-    digest
-        .iter()
-        .take(TAG / 2)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    dragnet_core::hex::lower(&Sha256::digest(material.as_bytes())[..TAG / 2])
 }
 
 /// `stem` cut to leave room for `_` and the tag of `material`, then both.

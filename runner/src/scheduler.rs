@@ -52,12 +52,7 @@ pub fn schedule_id(team_id: &str, workflow: &str, trigger: &CronTrigger) -> Stri
         h.update((part.len() as u64).to_be_bytes());
         h.update(part.as_bytes());
     }
-    let hex: String = h
-        .finalize()
-        .iter()
-        .take(10)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hex = dragnet_core::hex::lower(&h.finalize()[..10]);
     format!("sch_{hex}")
 }
 

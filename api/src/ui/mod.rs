@@ -152,7 +152,7 @@ fn session_token(headers: &HeaderMap) -> Option<String> {
 /// The CSRF value of a session: a hash of its token (never the token).
 fn csrf_of(token: &str) -> String {
     let digest = Sha256::digest(format!("dragnet-ui-csrf\0{token}").as_bytes());
-    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+    dragnet_core::hex::lower(&digest[..16])
 }
 
 fn see_other(to: &str) -> Response {
