@@ -1,6 +1,7 @@
 //! Runs over HTTP against a real server, shop and store: server-sent
 //! events with resume and replay, idempotency, listing with a cursor,
-//! cancel, rerun from a step, and runs queued beyond the limits.
+//! cancel, rerun from a step, and runs queued beyond the limits (in the
+//! gate's line, or in the store when every slot was taken).
 
 mod support;
 
@@ -20,6 +21,7 @@ dragnet_store::on_both_backends!(
     a_cancelled_run_ends_cancelled,
     a_rerun_from_a_step_keeps_the_outputs_before_it,
     runs_beyond_a_limit_wait_queued_in_order,
+    a_run_left_in_the_store_starts_when_a_slot_frees,
 );
 
 async fn a_run_streams_its_events_and_a_stream_resumes_after_an_id(db: Db) -> Result<()> {
@@ -335,5 +337,37 @@ async fn runs_beyond_a_limit_wait_queued_in_order(db: Db) -> Result<()> {
         .map(|e| &e.data["status"])
         .collect();
     ensure!(runs == ["queued", "running"], "{runs:?}");
+    api.stop().await
+}
+
+/// With every slot taken, a new run is written for anyone to claim; when
+/// the run holding the slot ends, this process claims it at once rather
+/// than at its next pass (one an hour here: the run would not start
+/// within the test's wait without it).
+async fn a_run_left_in_the_store_starts_when_a_slot_frees(db: Db) -> Result<()> {
+    let config = ServerConfig {
+        runner: RunnerConfig {
+            max_running_runs: 1,
+            claim_every: Some(std::time::Duration::from_secs(3600)),
+            ..RunnerConfig::default()
+        },
+        ..ServerConfig::default()
+    };
+    let api = Api::start_with(db, config).await?;
+    let t = api.team("acme").await?;
+    api.push(&t, "slow", &api.slow_workflow("slow", 100, ""))
+        .await?;
+    api.push(&t, "next", &api.slow_workflow("next", 0, ""))
+        .await?;
+    let first = api.run(&t, "slow", "{}").await?;
+    let second = api.run(&t, "next", "{}").await?;
+    let (_, queued) = api.get(&format!("/v1/runs/{second}"), &t).await?;
+    ensure!(queued["status"] == "queued", "{queued}");
+    let f = api.finished(&t, &first).await?;
+    let s = api.finished(&t, &second).await?;
+    ensure!(
+        f["status"] == "succeeded" && s["status"] == "succeeded",
+        "{f} {s}"
+    );
     api.stop().await
 }

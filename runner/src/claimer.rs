@@ -9,8 +9,11 @@
 //! rather than starting again. A claimed run that cannot be started here
 //! (its workflow version is gone, or no longer compiles) is recorded
 //! failed, saying why, rather than claimed again at every expiry. Passes
-//! run every `claim_every`, and at once when PostgreSQL notifies that a run
-//! was left for anyone to claim, until the server stops taking work.
+//! run every `claim_every`, at once when PostgreSQL notifies that a run
+//! was left for anyone to claim, and at once when a run of this process
+//! ends and gives its slots back (a run left in the store because every
+//! slot was taken starts then, not at the next tick), until the server
+//! stops taking work.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -77,6 +80,8 @@ pub fn spawn(launcher: Launcher, every: Duration, stop: CancellationToken, track
                 () = stop.cancelled() => return,
                 _ = ticks.tick() => {}
                 () = woken(&mut wakeups) => {}
+                // A run here ended: its slots can take a queued run.
+                () = launcher.slot_freed().notified() => {}
             }
             if let Err(error) = pass(&launcher).await {
                 tracing::warn!(%error, "a claim pass failed");

@@ -266,6 +266,8 @@ pub fn spawn_run(
             }
         }
         launcher.live().remove(&live.run_id);
+        // Its slots are back: a run queued in the store can be claimed.
+        launcher.slot_freed().notify_one();
     };
     let name = TaskName::with_id("run", run_id);
     task::spawn(&tracker, name, tracing::Instrument::instrument(task, span));

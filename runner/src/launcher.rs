@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use dragnet_core::clock::Clock;
 use dragnet_store::{Db, LeaseLength};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -38,6 +39,9 @@ struct Inner {
     /// Who this process is when it holds a lease: host, pid and a random
     /// tag (a pid can be reused).
     lease_owner: String,
+    /// Told when a run here ends and gives its slots back, so a run queued
+    /// in the store is claimed then, not at the next pass.
+    slot_freed: Notify,
 }
 
 impl Launcher {
@@ -60,6 +64,7 @@ impl Launcher {
             live: LiveRuns::default(),
             tracker,
             stopping: CancellationToken::new(),
+            slot_freed: Notify::new(),
             halt,
             lease_owner: format!(
                 "{}:{}:{:08x}",
@@ -83,6 +88,12 @@ impl Launcher {
     /// `max_running_runs`, and a slot free.
     pub fn can_claim(&self) -> bool {
         self.live().all().len() < self.config().max_running_runs && self.gate().has_free_slot()
+    }
+
+    /// Told when a run here has ended and given its slots back (a claimer
+    /// waiting on it makes a pass).
+    pub(crate) fn slot_freed(&self) -> &Notify {
+        &self.0.slot_freed
     }
 
     /// Who this process is on the leases it holds.
