@@ -60,7 +60,12 @@ fn cut(name: &str, max: usize) -> &str {
 
 /// The first 8 hex digits of the SHA-256 of `material`.
 fn tag(material: &str) -> String {
-    dragnet_core::hex::lower(&Sha256::digest(material.as_bytes())[..TAG / 2])
+    let digest = Sha256::digest(material.as_bytes());
+    digest
+        .iter()
+        .take(TAG / 2)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// `stem` cut to leave room for `_` and the tag of `material`, then both.
