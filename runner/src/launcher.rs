@@ -1,8 +1,9 @@
 //! The handle runs are started through: the store, the settings, the
 //! clock, the runs this process is running and its concurrency slots, the
 //! counters its runs feed, the workflow versions it compiled, the tracker
-//! its tasks are spawned on and the two tokens that stop them. The API's run requests, the scheduler and the
-//! claim passes each hold one (never the API's state).
+//! its tasks are spawned on, the two tokens that stop them, and the notice
+//! an ended run gives the claimer. The API's run requests, the scheduler
+//! and the claim passes each hold one (never the API's state).
 
 use std::sync::Arc;
 
