@@ -87,16 +87,19 @@ pub(super) async fn call(
     // A secret is replaced inside the strings it sits in, so the JSON still
     // reads; if it ever did not, nothing passes whole. An answer that held
     // no secret is kept as it was read.
-    let (mut result, text) = match secrets.replaced(&text) {
-        None => (result, text),
+    let (mut result, text, exact) = match secrets.replaced(&text) {
+        None => (result, text, true),
         Some(scrubbed) => match serde_json::from_str::<CallToolResult>(&scrubbed) {
-            Ok(result) => (result, scrubbed),
+            Ok(result) => (result, scrubbed, false),
             Err(_) => {
                 return Err("the upstream's answer could not be read back after scrubbing".into())
             }
         },
     };
-    let linked = link_large_blocks(&mut result, guarding).await?;
+    // When `text` is `result` as written, each block's text is part of it:
+    // an answer within the budget has no block over it alone.
+    let within = exact && text.len() <= guarding.budget.chars();
+    let linked = !within && link_large_blocks(&mut result, guarding).await?;
     let said = match linked {
         true => serde_json::to_string(&result).unwrap_or_default(),
         false => text,
