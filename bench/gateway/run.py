@@ -55,7 +55,7 @@ asserts nothing about time.
 
 Output: a table on stderr, and one JSON object as the last line of stdout:
 {"stdio": {"calls", "direct_s", "gateway_s", "ratio", "direct_process_s",
-"gateway_process_s", …}, "http": {"callers", "calls", "per_s", "p50_ms",
+"gateway_process_s", "gateway_server_cpu_ms_per_call", …}, "http": {"callers", "calls", "per_s", "p50_ms",
 "p99_ms", "max_ms", "cached", "client", "mode", …}, "host": {"cpus", "load1_start",
 "load1_end"}} (the keys after the first ones in each part are extras: per-call
 means, errors, whether the answers matched, CPU seconds, the load).
@@ -243,6 +243,12 @@ def bench_stdio(binary, tmp, calls, rounds, database_url):
         log("    direct :", json.dumps(runs["direct"][0]["warm_answer"]))
         log("    gateway:", json.dumps(runs["gateway"][0]["warm_answer"]))
     errors = sum(x["errors"] for v in runs.values() for x in v)
+
+    def cpu_per_call_ms(variant):
+        """The median of the server process's own CPU a call, or None."""
+        seen = [x["server_cpu_s"] for x in runs[variant] if x.get("server_cpu_s") is not None]
+        return round(median(seen) / calls * 1000, 4) if seen else None
+
     return {
         "calls": calls,
         "direct_s": round(direct_s, 4),
@@ -252,6 +258,10 @@ def bench_stdio(binary, tmp, calls, rounds, database_url):
         "gateway_process_s": round(median([x["process_s"] for x in runs["gateway"]]), 4),
         "direct_per_call_ms": round(direct_s / calls * 1000, 4),
         "gateway_per_call_ms": round(gateway_s / calls * 1000, 4),
+        # The process the client started, alone: the upstream itself
+        # (direct), or dragnet without the upstream it runs (gateway).
+        "direct_server_cpu_ms_per_call": cpu_per_call_ms("direct"),
+        "gateway_server_cpu_ms_per_call": cpu_per_call_ms("gateway"),
         "rounds": rounds,
         "errors": errors,
         "same_answer": same,
@@ -912,6 +922,10 @@ def table(stdio, http):
         log(f"  {'direct':<9}{stdio['direct_s']:>10.3f}{stdio['direct_per_call_ms']:>13.3f}{stdio['direct_process_s']:>11.3f}")
         log(f"  {'gateway':<9}{stdio['gateway_s']:>10.3f}{stdio['gateway_per_call_ms']:>13.3f}{stdio['gateway_process_s']:>11.3f}")
         log(f"  gateway/direct: {stdio['ratio']:.3f}   errors: {stdio['errors']}   same answer: {stdio['same_answer']}")
+        if stdio["gateway_server_cpu_ms_per_call"] is not None:
+            log(f"  CPU a call of the process the client started: dragnet alone "
+                f"{stdio['gateway_server_cpu_ms_per_call']:.3f} ms, the upstream "
+                f"(direct) {stdio['direct_server_cpu_ms_per_call']:.3f} ms")
     if http:
         log("")
         log(
