@@ -10,8 +10,12 @@ asserts nothing about time.
     (the client spawns dragnet, dragnet spawns the same upstream). Each run
     is a process of its own (bench/gateway/stdio_client.py); only the calls
     after `initialize` and one warm-up call are timed, and the whole
-    process's wall time (start-up included) is reported beside it. The
-    variants alternate, ROUNDS times each; medians are reported.
+    process's wall time (start-up included) is reported beside it, and so
+    is the CPU a call of the process the client started (the upstream
+    itself, or dragnet without the upstream it runs: its threads' on-CPU
+    time from /proc around the timed calls), which moves far less between
+    runs than the wall time does. The variants alternate, ROUNDS times
+    each; medians are reported.
 
 (B) streamable HTTP with tokens. `dragnet mcp --http 127.0.0.1:0` over the
     demo shop (`base_url: embedded`) and a SQLite store in a temporary
