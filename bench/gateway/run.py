@@ -13,9 +13,9 @@ asserts nothing about time.
     process's wall time (start-up included) is reported beside it, and so
     is the CPU a call of the process the client started (the upstream
     itself, or dragnet without the upstream it runs: its threads' on-CPU
-    time from /proc around the timed calls), which moves far less between
-    runs than the wall time does. The variants alternate, ROUNDS times
-    each; medians are reported.
+    time from /proc around the timed calls): what the gateway spends,
+    apart from the waits for the other two processes. The variants
+    alternate, ROUNDS times each; medians are reported.
 
 (B) streamable HTTP with tokens. `dragnet mcp --http 127.0.0.1:0` over the
     demo shop (`base_url: embedded`) and a SQLite store in a temporary
