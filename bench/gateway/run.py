@@ -59,9 +59,9 @@ asserts nothing about time.
 
 Output: a table on stderr, and one JSON object as the last line of stdout:
 {"stdio": {"calls", "direct_s", "gateway_s", "ratio", "direct_process_s",
-"gateway_process_s", "gateway_server_cpu_ms_per_call", …}, "http": {"callers", "calls", "per_s", "p50_ms",
-"p99_ms", "max_ms", "cached", "client", "mode", …}, "host": {"cpus", "load1_start",
-"load1_end"}} (the keys after the first ones in each part are extras: per-call
+"gateway_process_s", "gateway_server_cpu_ms_per_call", …}, "http": {"callers",
+"calls", "per_s", "p50_ms", "p99_ms", "max_ms", "cached", "client", "mode", …},
+"host": {"cpus", "load1_start", "load1_end"}} (the keys after the first ones in each part are extras: per-call
 means, errors, whether the answers matched, CPU seconds, the load).
 
 Usage: PY=/tmp/dragnet-ci-venv/bin/python
@@ -926,10 +926,12 @@ def table(stdio, http):
         log(f"  {'direct':<9}{stdio['direct_s']:>10.3f}{stdio['direct_per_call_ms']:>13.3f}{stdio['direct_process_s']:>11.3f}")
         log(f"  {'gateway':<9}{stdio['gateway_s']:>10.3f}{stdio['gateway_per_call_ms']:>13.3f}{stdio['gateway_process_s']:>11.3f}")
         log(f"  gateway/direct: {stdio['ratio']:.3f}   errors: {stdio['errors']}   same answer: {stdio['same_answer']}")
-        if stdio["gateway_server_cpu_ms_per_call"] is not None:
-            log(f"  CPU a call of the process the client started: dragnet alone "
-                f"{stdio['gateway_server_cpu_ms_per_call']:.3f} ms, the upstream "
-                f"(direct) {stdio['direct_server_cpu_ms_per_call']:.3f} ms")
+        def ms(x):
+            return "unknown" if x is None else f"{x:.3f} ms"
+
+        log(f"  CPU a call of the process the client started: dragnet alone "
+            f"{ms(stdio['gateway_server_cpu_ms_per_call'])}, the upstream (direct) "
+            f"{ms(stdio['direct_server_cpu_ms_per_call'])}")
     if http:
         log("")
         log(
