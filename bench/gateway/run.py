@@ -196,7 +196,7 @@ def stdio_run(plan, timeout, cwd):
     return json.loads(out.strip().splitlines()[-1]), wall
 
 
-def bench_stdio(binary, tmp, calls, rounds, database_url):
+def bench_stdio(binary, tmp, calls, rounds, database_url, floor=None):
     upstream = HERE / "upstream.py"
     config = fill(
         "stdio.agent.yaml.tmpl", tmp / "stdio.agent.yaml", python=sys.executable, upstream=upstream
@@ -228,10 +228,15 @@ def bench_stdio(binary, tmp, calls, rounds, database_url):
             "env": {"DATABASE_URL": db, "DRAGNET_LOG": "warn"},
         },
     }
-    runs = {"direct": [], "gateway": []}
+    if floor:
+        # The same upstream behind a hop that only parses and forwards
+        # each message (bench/src/bin/stdio_floor.rs).
+        plans["floor"] = dict(plans["direct"], variant="floor", command=floor,
+                              args=[sys.executable, str(upstream)])
+    runs = {variant: [] for variant in plans}
     timeout = max(120, calls * 0.2)
     for r in range(rounds):
-        for variant in ("direct", "gateway"):
+        for variant in plans:
             report, wall = stdio_run(plans[variant], timeout, tmp)
             report["process_s"] = wall
             runs[variant].append(report)
@@ -241,11 +246,12 @@ def bench_stdio(binary, tmp, calls, rounds, database_url):
             )
     direct_s = median([x["calls_s"] for x in runs["direct"]])
     gateway_s = median([x["calls_s"] for x in runs["gateway"]])
-    same = runs["direct"][0]["warm_answer"] == runs["gateway"][0]["warm_answer"]
+    answers = {variant: runs[variant][0]["warm_answer"] for variant in runs}
+    same = all(answer == answers["direct"] for answer in answers.values())
     if not same:
         log("  the answers differ:")
-        log("    direct :", json.dumps(runs["direct"][0]["warm_answer"]))
-        log("    gateway:", json.dumps(runs["gateway"][0]["warm_answer"]))
+        for variant, answer in answers.items():
+            log(f"    {variant:<7}:", json.dumps(answer))
     errors = sum(x["errors"] for v in runs.values() for x in v)
 
     def cpu_per_call_ms(variant):
@@ -253,6 +259,7 @@ def bench_stdio(binary, tmp, calls, rounds, database_url):
         seen = [x["server_cpu_s"] for x in runs[variant] if x.get("server_cpu_s") is not None]
         return round(median(seen) / calls * 1000, 4) if seen else None
 
+    floor_s = median([x["calls_s"] for x in runs["floor"]]) if floor else None
     return {
         "calls": calls,
         "direct_s": round(direct_s, 4),
@@ -266,6 +273,12 @@ def bench_stdio(binary, tmp, calls, rounds, database_url):
         # (direct), or dragnet without the upstream it runs (gateway).
         "direct_server_cpu_ms_per_call": cpu_per_call_ms("direct"),
         "gateway_server_cpu_ms_per_call": cpu_per_call_ms("gateway"),
+        # The floor: a hop that parses and forwards every message, no more.
+        "floor_s": floor_s and round(floor_s, 4),
+        "floor_ratio": floor_s and round(floor_s / direct_s, 3),
+        "floor_per_call_ms": floor_s and round(floor_s / calls * 1000, 4),
+        "floor_process_s": round(median([x["process_s"] for x in runs["floor"]]), 4) if floor else None,
+        "floor_server_cpu_ms_per_call": cpu_per_call_ms("floor") if floor else None,
         "rounds": rounds,
         "errors": errors,
         "same_answer": same,
@@ -925,13 +938,18 @@ def table(stdio, http):
         log(f"  {'variant':<9}{'calls s':>10}{'per call ms':>13}{'process s':>11}")
         log(f"  {'direct':<9}{stdio['direct_s']:>10.3f}{stdio['direct_per_call_ms']:>13.3f}{stdio['direct_process_s']:>11.3f}")
         log(f"  {'gateway':<9}{stdio['gateway_s']:>10.3f}{stdio['gateway_per_call_ms']:>13.3f}{stdio['gateway_process_s']:>11.3f}")
+        if stdio["floor_s"] is not None:
+            log(f"  {'floor':<9}{stdio['floor_s']:>10.3f}{stdio['floor_per_call_ms']:>13.3f}{stdio['floor_process_s']:>11.3f}")
         log(f"  gateway/direct: {stdio['ratio']:.3f}   errors: {stdio['errors']}   same answer: {stdio['same_answer']}")
+        if stdio["floor_ratio"] is not None:
+            log(f"  floor/direct: {stdio['floor_ratio']:.3f}   (a hop that only parses and forwards each message)")
         def ms(x):
             return "unknown" if x is None else f"{x:.3f} ms"
 
         log(f"  CPU a call of the process the client started: dragnet alone "
             f"{ms(stdio['gateway_server_cpu_ms_per_call'])}, the upstream (direct) "
-            f"{ms(stdio['direct_server_cpu_ms_per_call'])}")
+            f"{ms(stdio['direct_server_cpu_ms_per_call'])}"
+            + (f", the floor alone {ms(stdio['floor_server_cpu_ms_per_call'])}" if stdio["floor_s"] is not None else ""))
     if http:
         log("")
         log(
@@ -972,6 +990,11 @@ def main():
         "(default: stateless for the raw client, legacy for the mcp client)",
     )
     ap.add_argument("--wrk-seconds", type=int, default=5, help="how long wrk's callers run (--http-client wrk)")
+    ap.add_argument(
+        "--floor",
+        help="(A) also through this stdio_floor binary (cargo build --release -p dragnet-bench --bin "
+        "stdio_floor): the least a hop that parses every message costs",
+    )
     ap.add_argument("--only", choices=["stdio", "http"], help="run one part only (the other is null in the JSON)")
     args = ap.parse_args()
     mode = args.http_mode or ("legacy" if args.http_client == "mcp" else "stateless")
@@ -988,7 +1011,10 @@ def main():
         stdio = http = None
         if args.only in (None, "stdio"):
             log(f"(A) stdio: {args.calls} calls, {args.rounds} rounds, alternating")
-            stdio = bench_stdio(binary, tmp, args.calls, args.rounds, args.database_url)
+            floor = args.floor and str(Path(args.floor).resolve())
+            if floor and not os.access(floor, os.X_OK):
+                sys.exit(f"no executable stdio_floor at {floor}")
+            stdio = bench_stdio(binary, tmp, args.calls, args.rounds, args.database_url, floor)
         if args.only in (None, "http"):
             log(f"(B) http: {args.callers} callers x {args.per_caller} calls ({args.http_client} client, {mode})")
             http = bench_http(
