@@ -95,8 +95,8 @@ def median_of(job, name):
 targets = []  # (id, target, goal, measured, met, reproduce)
 
 
-def target(tid, what, goal, measured, met, how):
-    verdict = "-" if met is None else ("met" if met else "MISSED")
+def target(tid, what, goal, measured, met, how, verdict=None):
+    verdict = verdict or ("-" if met is None else ("met" if met else "MISSED"))
     targets.append((tid, what, goal, measured, verdict, how))
 
 
@@ -136,13 +136,25 @@ if gw and "stdio" in gw:
     label = "1,000 calls through dragnet mcp --stdio / direct"
     if own is not None:
         label += " (%.3f ms of dragnet's own CPU a call)" % own
+    floor = gw["stdio"].get("floor_ratio")
+    if floor is not None:
+        label += "; a hop that only parses and forwards: %.2fx" % floor
     target("P9", label, "<= 1.15x", "%.2fx" % r, r <= 1.15,
-           "$PY bench/gateway/run.py BINARY")
+           "$PY bench/gateway/run.py BINARY --floor stdio_floor")
 if gw and "http" in gw:
     h = gw["http"]
-    target("P9", "%d callers (Python threads) of a cached _all_pages over HTTP with tokens: p99 (%.0f calls/s)"
-           % (h["callers"], h["per_s"]), "<= 50 ms", "%.1f ms" % h["p99_ms"], h["p99_ms"] <= 50,
-           "$PY bench/gateway/run.py BINARY")
+    label = "%d callers (Python threads) of a cached _all_pages over HTTP with tokens: p99 (%.0f calls/s)" % (
+        h["callers"], h["per_s"])
+    # When these callers miss the goal against a server that only answers,
+    # their p99 is their own: the row cannot judge the gateway.
+    floor = h.get("floor")
+    bound = None
+    if floor and floor.get("p99_ms") is not None:
+        label += "; the same callers against a server that only answers: p99 %.1f ms" % floor["p99_ms"]
+        if floor["p99_ms"] > 50:
+            bound = "client-bound"
+    target("P9", label, "<= 50 ms", "%.1f ms" % h["p99_ms"], h["p99_ms"] <= 50,
+           "$PY bench/gateway/run.py BINARY --floor-http http_floor", bound)
 wrk = last_json("gateway-wrk.json")
 if wrk and wrk.get("http"):
     h = wrk["http"]

@@ -68,7 +68,8 @@ fi
 PY=$VENV/bin/python
 
 say "building dragnet and the baselines (release)"
-cargo build -q --release -p dragnet -p dragnet-bench --bin dragnet --bin fetch_floor --bin value_pipeline
+cargo build -q --release -p dragnet -p dragnet-bench --bin dragnet --bin fetch_floor --bin value_pipeline \
+  --bin stdio_floor --bin http_floor
 BIN=$CARGO_TARGET_DIR/release
 DRAGNET=$BIN/dragnet
 
@@ -214,7 +215,11 @@ esac
 case " ${SKIP:-} " in *" gateway "*) ;; *)
   say "the gateway's own cost: stdio pass-through and cached walks over HTTP"
   MCP_PY=$(bash .ci/python.sh)
-  "$MCP_PY" bench/gateway/run.py "$DRAGNET" > "$OUT/results/gateway.json"
+  # Each part also measures its floor: the same upstream behind a hop that
+  # only parses and forwards (stdio), the same callers against a server
+  # that only answers (HTTP).
+  "$MCP_PY" bench/gateway/run.py "$DRAGNET" --floor "$BIN/stdio_floor" \
+    --floor-http "$BIN/http_floor" > "$OUT/results/gateway.json"
   # The same cached walk with wrk's connections as the callers: the
   # Python callers above spend about as much CPU as the gateway itself on
   # the same two cores, so their latencies are partly their own.

@@ -290,10 +290,16 @@ def bench_stdio(binary, tmp, calls, rounds, database_url, floor=None):
 
 def start_http_gateway(binary, config, env, log_path):
     """`dragnet mcp --http 127.0.0.1:0`; (the process, its /mcp URL)."""
+    command = [binary, "mcp", "--config", str(config), "--http", "127.0.0.1:0"]
+    return start_listening(command, env, config.parent, log_path)
+
+
+def start_listening(command, env, cwd, log_path):
+    """A server that prints its URL on its first line; (the process, the URL)."""
     proc = subprocess.Popen(
-        [binary, "mcp", "--config", str(config), "--http", "127.0.0.1:0"],
+        command,
         env=env,
-        cwd=config.parent,
+        cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=open(log_path, "wb"),
         start_new_session=True,
@@ -313,7 +319,7 @@ def start_http_gateway(binary, config, env, log_path):
     if url is None:
         stop(proc)
         raise RuntimeError(
-            f"no address from the gateway ({first!r}):\n{Path(log_path).read_text(errors='replace')[-4000:]}"
+            f"no address from {Path(command[0]).name} ({first!r}):\n{Path(log_path).read_text(errors='replace')[-4000:]}"
         )
     return proc, url
 
@@ -542,10 +548,10 @@ def calls_outcome(latencies, wall, setup_s, problems, first_rows, answer_chars, 
     }
 
 
-def warm_up(warm):
+def warm_up(warm, say=True):
     """The walk that fills the cache (a miss on the fresh store), then one
     more on the same connection to see the hit's label; (the first
-    answer, its rows)."""
+    answer, its rows). `say`: log what the two walks were."""
     try:
         warm.open()
         is_error, first, said = warm.call(WALK_TOOL, dict(WALK_ARGS))
@@ -554,13 +560,14 @@ def warm_up(warm):
         _, hit, _ = warm.call(WALK_TOOL, dict(WALK_ARGS))
     finally:
         warm.close()
-    log_first_walk(first, hit)
+    if say:
+        log_first_walk(first, hit)
     return first, rows_of(first)
 
 
-def bench_http_calls_raw(url, warm_token, tokens, per_caller, gateway_pid, mode):
+def bench_http_calls_raw(url, warm_token, tokens, per_caller, gateway_pid, mode, say=True):
     stateless = mode == "stateless"
-    first, first_rows = warm_up(RawCaller(url, warm_token, stateless))
+    first, first_rows = warm_up(RawCaller(url, warm_token, stateless), say)
 
     callers = len(tokens)
     latencies = [[] for _ in tokens]
@@ -845,7 +852,48 @@ async def bench_http_calls_mcp(url, warm_token, tokens, per_caller, gateway_pid,
 # -------------------------------------------------- (B) the gateway and totals
 
 
-def bench_http(binary, tmp, callers, per_caller, database_url, client, mode, wrk_seconds=5):
+def kept_answer(url, token, path):
+    """One stateless call of the walk (a cache hit by now), its JSON-RPC
+    response written to `path`: what the HTTP floor answers."""
+    raw = RawCaller(url, token, stateless=True)
+    try:
+        raw.open()
+        message, extra = raw.call_message(WALK_TOOL, dict(WALK_ARGS))
+        status, ctype, body, _ = raw.post(message, extra)
+    finally:
+        raw.close()
+    answer = response_to(ctype, body, message["id"]) if status == 200 else None
+    if answer is None:
+        raise RuntimeError(f"the walk answered {status}: {body[:300]!r}")
+    path.write_text(json.dumps(answer))
+    return path
+
+
+def bench_http_floor(floor, answer, tokens, per_caller, mode, tmp):
+    """The raw callers again, against bench/src/bin/http_floor.rs answering
+    `answer` to every call: what these callers see of a server that costs
+    next to nothing."""
+    server = None
+    try:
+        server, url = start_listening([floor, str(answer)], clean_env(), tmp, tmp / "http-floor.log")
+        seen = bench_http_calls_raw(url, tokens[0], tokens[1:], per_caller, server.pid, mode, say=False)
+    finally:
+        stop(server)
+    lat = sorted(seen["latencies"])
+    return {
+        "calls": len(lat),
+        "per_s": round(len(lat) / seen["wall"], 1) if seen["wall"] else None,
+        "p50_ms": round(percentile(lat, 50) * 1000, 3) if lat else None,
+        "p90_ms": round(percentile(lat, 90) * 1000, 3) if lat else None,
+        "p99_ms": round(percentile(lat, 99) * 1000, 3) if lat else None,
+        "max_ms": round(lat[-1] * 1000, 3) if lat else None,
+        "problems": len(seen["problems"]),
+        "server_cpu_s": None if seen["gateway_cpu_s"] is None else round(seen["gateway_cpu_s"], 3),
+        "client_cpu_ms_per_call": round(seen["client_cpu_s"] / len(lat) * 1000, 4) if lat else None,
+    }
+
+
+def bench_http(binary, tmp, callers, per_caller, database_url, client, mode, wrk_seconds=5, floor=None):
     config = fill("http.agent.yaml.tmpl", tmp / "http.agent.yaml", openapi=SHOP_OPENAPI)
     db = database_url or f"sqlite://{tmp / 'http.db'}"
     # The token secret: random per run, passed by environment, never printed.
@@ -863,12 +911,18 @@ def bench_http(binary, tmp, callers, per_caller, database_url, client, mode, wrk
         tokens = asyncio.run(mint(binary, config, env, users))
         if client == "raw":
             seen = bench_http_calls_raw(url, tokens[0], tokens[1:], per_caller, gateway.pid, mode)
+            if floor and mode == "stateless":
+                answer = kept_answer(url, tokens[0], tmp / "http-floor-answer.json")
         elif client == "wrk":
             seen = bench_http_calls_wrk(url, tokens[0], tokens[1:], wrk_seconds, gateway.pid, tmp)
         else:
             seen = asyncio.run(bench_http_calls_mcp(url, tokens[0], tokens[1:], per_caller, gateway.pid, mode))
     finally:
         stop(gateway)
+    # After the gateway stopped, so the floor has the cores to itself.
+    floor_seen = None
+    if floor and client == "raw" and mode == "stateless":
+        floor_seen = bench_http_floor(floor, answer, tokens, per_caller, mode, tmp)
     lat = sorted(seen["latencies"])
     n = len(lat)
     by_wrk = seen.get("wrk")
@@ -925,6 +979,9 @@ def bench_http(binary, tmp, callers, per_caller, database_url, client, mode, wrk
         "calls_40ms_or_more": None if by_wrk else sum(1 for x in lat if x >= 0.040),
         # Sessions whose closing DELETE was not answered 200/202/204, by answer.
         "session_delete_answers": seen["session_delete_answers"],
+        # The same callers against bench/src/bin/http_floor.rs answering the
+        # same response (raw stateless callers, with --floor-http), or None.
+        "floor": floor_seen,
     }
 
 
@@ -967,6 +1024,13 @@ def table(stdio, http):
             f"of {http['wall_s']:.3f} s wall"
         )
         log(f"  all cache hits and complete: {http['cached']}   problems: {http['problems']}   (callers ready in {http['setup_s']:.2f} s)")
+        f = http.get("floor")
+        if f:
+            log(
+                f"  the same callers against a server that only answers (http_floor): {f['per_s']} calls/s, "
+                f"p50 {f['p50_ms']}  p90 {f['p90_ms']}  p99 {f['p99_ms']}  max {f['max_ms']} ms; "
+                f"this client {f['client_cpu_ms_per_call']} ms of CPU a call; problems: {f['problems']}"
+            )
         if http["session_delete_answers"]:
             log(f"  session DELETEs not answered 200/202/204 (answer: count): {http['session_delete_answers']}")
 
@@ -995,6 +1059,11 @@ def main():
         help="(A) also through this stdio_floor binary (cargo build --release -p dragnet-bench --bin "
         "stdio_floor): the least a hop that parses every message costs",
     )
+    ap.add_argument(
+        "--floor-http",
+        help="(B), raw stateless callers: then the same callers against this http_floor binary "
+        "(cargo build --release -p dragnet-bench --bin http_floor), a server that only answers",
+    )
     ap.add_argument("--only", choices=["stdio", "http"], help="run one part only (the other is null in the JSON)")
     args = ap.parse_args()
     mode = args.http_mode or ("legacy" if args.http_client == "mcp" else "stateless")
@@ -1017,9 +1086,12 @@ def main():
             stdio = bench_stdio(binary, tmp, args.calls, args.rounds, args.database_url, floor)
         if args.only in (None, "http"):
             log(f"(B) http: {args.callers} callers x {args.per_caller} calls ({args.http_client} client, {mode})")
+            floor_http = args.floor_http and str(Path(args.floor_http).resolve())
+            if floor_http and not os.access(floor_http, os.X_OK):
+                sys.exit(f"no executable http_floor at {floor_http}")
             http = bench_http(
                 binary, tmp, args.callers, args.per_caller, args.database_url, args.http_client, mode,
-                args.wrk_seconds,
+                args.wrk_seconds, floor_http,
             )
         table(stdio, http)
         # The machine: other work running meanwhile skews every number.
