@@ -32,11 +32,15 @@
 #            client from .ci/python.sh): 1,000 calls through `dragnet mcp
 #            --stdio` vs direct, and 100 concurrent callers of a cached
 #            `_all_pages` walk over streamable HTTP with tokens (callers:
-#            Python threads, then wrk's connections for 5 s).
+#            Python threads, then wrk's connections for 5 s); each with its
+#            floor: the same upstream behind bench/src/bin/stdio_floor.rs (a
+#            hop that only parses and forwards), the same Python threads
+#            against bench/src/bin/http_floor.rs (a server that only answers).
 #
 # It prints the targets first (every one with its measured ratio or figure,
 # met or MISSED; also written to $OUT/results/targets.md), then the table
-# of medians. SKIP="rps gateway" leaves those jobs out.
+# of medians. A row whose floor alone misses its goal says `client-bound`:
+# the callers' own latency is over the goal, so it cannot judge dragnet. SKIP="rps gateway" leaves those jobs out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD

@@ -15,7 +15,11 @@ asserts nothing about time.
     itself, or dragnet without the upstream it runs: its threads' on-CPU
     time from /proc around the timed calls): what the gateway spends,
     apart from the waits for the other two processes. The variants
-    alternate, ROUNDS times each; medians are reported.
+    alternate, ROUNDS times each; medians are reported. With --floor, a
+    third variant puts bench/src/bin/stdio_floor.rs between the client
+    and the same upstream: a hop that parses each message, gives a
+    request an id of its own, and writes it on (tokio and serde_json, no
+    rmcp): what any gateway that reads every message costs at least.
 
 (B) streamable HTTP with tokens. `dragnet mcp --http 127.0.0.1:0` over the
     demo shop (`base_url: embedded`) and a SQLite store in a temporary
@@ -27,7 +31,12 @@ asserts nothing about time.
     (`_cache.hit`), complete (`_pagingComplete`), not cut, and as long as
     the first walk; each one that is not counts as a problem. The gateway's
     CPU seconds while the callers ran are read from /proc (its cost a call),
-    and so are this process's (the client's).
+    and so are this process's (the client's). With --floor-http (raw
+    stateless callers), the same callers then call
+    bench/src/bin/http_floor.rs, which answers every call with the walk's
+    answer as the gateway gave it (under the request's id) and does
+    nothing else: the latencies these callers see of a server that costs
+    next to nothing, so what is theirs shows apart from the gateway's.
 
     The callers (--http-client):
     - raw (the default): raw JSON-RPC over HTTP, no `mcp` package on the
@@ -59,8 +68,8 @@ asserts nothing about time.
 
 Output: a table on stderr, and one JSON object as the last line of stdout:
 {"stdio": {"calls", "direct_s", "gateway_s", "ratio", "direct_process_s",
-"gateway_process_s", "gateway_server_cpu_ms_per_call", …}, "http": {"callers",
-"calls", "per_s", "p50_ms", "p99_ms", "max_ms", "cached", "client", "mode", …},
+"gateway_process_s", "gateway_server_cpu_ms_per_call", "floor_ratio", …}, "http": {"callers",
+"calls", "per_s", "p50_ms", "p99_ms", "max_ms", "cached", "client", "mode", "floor", …},
 "host": {"cpus", "load1_start", "load1_end"}} (the keys after the first ones in each part are extras: per-call
 means, errors, whether the answers matched, CPU seconds, the load).
 
@@ -68,6 +77,7 @@ Usage: PY=/tmp/dragnet-ci-venv/bin/python
        $PY bench/gateway/run.py BINARY [--calls 1000] [--callers 100]
            [--per-caller 10] [--rounds 3] [--database-url URL]
            [--http-client raw|wrk|mcp] [--http-mode stateless|legacy]
+           [--floor target/release/stdio_floor] [--floor-http target/release/http_floor]
            [--wrk-seconds 5]
            [--only stdio|http]
 (a part not run is null in the JSON)
