@@ -31,7 +31,8 @@ async fn main() -> Result<()> {
         .spawn()
         .with_context(|| format!("cannot start {program}"))?;
     let mut to_server = child.stdin.take().context("the server's stdin")?;
-    let mut from_server = BufReader::new(child.stdout.take().context("the server's stdout")?).lines();
+    let mut from_server =
+        BufReader::new(child.stdout.take().context("the server's stdout")?).lines();
     let (input, output) = (std::io::stdin(), std::io::stdout());
     let input = pipe::Receiver::from_owned_fd(input.as_fd().try_clone_to_owned()?)
         .context("stdin must be a pipe")?;
