@@ -140,7 +140,7 @@ if gw and "stdio" in gw:
     if floor is not None:
         label += "; a hop that only parses and forwards: %.2fx" % floor
     target("P9", label, "<= 1.15x", "%.2fx" % r, r <= 1.15,
-           "$PY bench/gateway/run.py BINARY --floor stdio_floor")
+           "$PY bench/gateway/run.py BINARY --floor target/release/stdio_floor")
 if gw and "http" in gw:
     h = gw["http"]
     label = "%d callers (Python threads) of a cached _all_pages over HTTP with tokens: p99 (%.0f calls/s)" % (
@@ -154,7 +154,7 @@ if gw and "http" in gw:
         if floor["p99_ms"] > 50:
             bound = "client-bound"
     target("P9", label, "<= 50 ms", "%.1f ms" % h["p99_ms"], h["p99_ms"] <= 50,
-           "$PY bench/gateway/run.py BINARY --floor-http http_floor", bound)
+           "$PY bench/gateway/run.py BINARY --floor-http target/release/http_floor", bound)
 wrk = last_json("gateway-wrk.json")
 if wrk and wrk.get("http"):
     h = wrk["http"]

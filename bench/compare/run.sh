@@ -39,8 +39,9 @@
 #
 # It prints the targets first (every one with its measured ratio or figure,
 # met or MISSED; also written to $OUT/results/targets.md), then the table
-# of medians. A row whose floor alone misses its goal says `client-bound`:
-# the callers' own latency is over the goal, so it cannot judge dragnet. SKIP="rps gateway" leaves those jobs out.
+# of medians. The Python-threads row says `client-bound` when those callers
+# miss its goal against http_floor alone: then their latency is their own
+# and cannot judge dragnet. SKIP="rps gateway" leaves those jobs out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
