@@ -222,8 +222,9 @@ case " ${SKIP:-} " in *" gateway "*) ;; *)
   MCP_PY=$(bash .ci/python.sh)
   # Each part also measures its floor: the same upstream behind a hop that
   # only parses and forwards (stdio), the same callers against a server
-  # that only answers (HTTP).
-  "$MCP_PY" bench/gateway/run.py "$DRAGNET" --floor "$BIN/stdio_floor" \
+  # that only answers (HTTP). Five stdio rounds: single rounds of one
+  # variant spread by up to 20% on two cores.
+  "$MCP_PY" bench/gateway/run.py "$DRAGNET" --rounds 5 --floor "$BIN/stdio_floor" \
     --floor-http "$BIN/http_floor" > "$OUT/results/gateway.json"
   # The same cached walk with wrk's connections as the callers: the
   # Python callers above spend about as much CPU as the gateway itself on
