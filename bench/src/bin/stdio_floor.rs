@@ -98,3 +98,39 @@ async fn send(to: &mut (impl AsyncWrite + Unpin), message: &Value) -> Result<()>
     to.write_all(&line).await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Ids;
+    use serde_json::json;
+
+    #[test]
+    fn a_request_goes_out_under_an_id_of_its_own_and_its_answer_comes_back_under_the_callers() {
+        let mut ids = Ids::default();
+        let first = ids.outgoing(json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call"}));
+        let second = ids.outgoing(json!({"jsonrpc": "2.0", "id": 0, "method": "tools/call"}));
+        assert_eq!(
+            (first["id"].clone(), second["id"].clone()),
+            (json!(1), json!(2))
+        );
+        let answer = ids.incoming(json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+        assert_eq!(answer["id"], json!(0));
+        let answer = ids.incoming(json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+        assert_eq!(answer["id"], json!("a"));
+        // Each id is given back once.
+        let again = ids.incoming(json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+        assert_eq!(again["id"], json!(1));
+    }
+
+    #[test]
+    fn notifications_and_the_servers_own_requests_pass_as_they_are() {
+        let mut ids = Ids::default();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(ids.outgoing(note.clone()), note);
+        // A request from the server, and the client's answer to it.
+        let ping = json!({"jsonrpc": "2.0", "id": 7, "method": "ping"});
+        assert_eq!(ids.incoming(ping.clone()), ping);
+        let pong = json!({"jsonrpc": "2.0", "id": 7, "result": {}});
+        assert_eq!(ids.outgoing(pong.clone()), pong);
+    }
+}
