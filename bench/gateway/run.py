@@ -178,6 +178,20 @@ def percentile(sorted_xs, q):
     return sorted_xs[rank - 1]
 
 
+def latency_ms(sorted_xs):
+    """min, p50, p90, p99 and max of sorted seconds, in ms (None when empty)."""
+    def ms(x):
+        return None if x is None else round(x * 1000, 3)
+
+    return {
+        "min_ms": ms(sorted_xs[0] if sorted_xs else None),
+        "p50_ms": ms(percentile(sorted_xs, 50)),
+        "p90_ms": ms(percentile(sorted_xs, 90)),
+        "p99_ms": ms(percentile(sorted_xs, 99)),
+        "max_ms": ms(sorted_xs[-1] if sorted_xs else None),
+    }
+
+
 # ---------------------------------------------------------------- (A) stdio
 
 
@@ -893,10 +907,7 @@ def bench_http_floor(floor, answer, tokens, per_caller, mode, tmp):
     return {
         "calls": len(lat),
         "per_s": round(len(lat) / seen["wall"], 1) if seen["wall"] else None,
-        "p50_ms": round(percentile(lat, 50) * 1000, 3) if lat else None,
-        "p90_ms": round(percentile(lat, 90) * 1000, 3) if lat else None,
-        "p99_ms": round(percentile(lat, 99) * 1000, 3) if lat else None,
-        "max_ms": round(lat[-1] * 1000, 3) if lat else None,
+        **latency_ms(lat),
         "problems": len(seen["problems"]),
         "server_cpu_s": None if seen["gateway_cpu_s"] is None else round(seen["gateway_cpu_s"], 3),
         "client_cpu_ms_per_call": round(seen["client_cpu_s"] / len(lat) * 1000, 4) if lat else None,
@@ -915,13 +926,15 @@ def bench_http(binary, tmp, callers, per_caller, database_url, client, mode, wrk
     )
     gateway = None
     log_path = tmp / "http-gateway.log"
+    # The floor needs the raw callers' stateless calls (it answers no session).
+    with_floor = bool(floor) and client == "raw" and mode == "stateless"
     try:
         gateway, url = start_http_gateway(binary, config, env, log_path)
         users = ["bench-warm"] + [f"bench-{i}" for i in range(callers)]
         tokens = asyncio.run(mint(binary, config, env, users))
         if client == "raw":
             seen = bench_http_calls_raw(url, tokens[0], tokens[1:], per_caller, gateway.pid, mode)
-            if floor and mode == "stateless":
+            if with_floor:
                 answer = kept_answer(url, tokens[0], tmp / "http-floor-answer.json")
         elif client == "wrk":
             seen = bench_http_calls_wrk(url, tokens[0], tokens[1:], wrk_seconds, gateway.pid, tmp)
@@ -931,7 +944,7 @@ def bench_http(binary, tmp, callers, per_caller, database_url, client, mode, wrk
         stop(gateway)
     # After the gateway stopped, so the floor has the cores to itself.
     floor_seen = None
-    if floor and client == "raw" and mode == "stateless":
+    if with_floor:
         floor_seen = bench_http_floor(floor, answer, tokens, per_caller, mode, tmp)
     lat = sorted(seen["latencies"])
     n = len(lat)
@@ -955,14 +968,15 @@ def bench_http(binary, tmp, callers, per_caller, database_url, client, mode, wrk
         )
     else:
         sessions = f"one {'legacy MCP session' if mode == 'legacy' else '2026-07-28 mcp client'} per caller (asyncio task), each with its own token"
-    pick = lambda key, value: by_wrk[key] if by_wrk else value()  # noqa: E731
+    own = latency_ms(lat)
+    pick = lambda key: by_wrk[key] if by_wrk else own[key]  # noqa: E731
     return {
         "callers": callers,
         "calls": n,
         "per_s": round(n / seen["wall"], 1) if seen["wall"] else None,
-        "p50_ms": pick("p50_ms", lambda: round(percentile(lat, 50) * 1000, 3) if lat else None),
-        "p99_ms": pick("p99_ms", lambda: round(percentile(lat, 99) * 1000, 3) if lat else None),
-        "max_ms": pick("max_ms", lambda: round(lat[-1] * 1000, 3) if lat else None),
+        "p50_ms": pick("p50_ms"),
+        "p99_ms": pick("p99_ms"),
+        "max_ms": pick("max_ms"),
         "cached": (bool(n) if by_wrk else n == callers * per_caller) and not seen["problems"],
         "client": client,
         "mode": mode,
@@ -979,8 +993,8 @@ def bench_http(binary, tmp, callers, per_caller, database_url, client, mode, wrk
         if seen["gateway_cpu_s"] is None or not n
         else round(seen["gateway_cpu_s"] / n * 1000, 3),
         "client_cpu_ms_per_call": round(seen["client_cpu_s"] / n * 1000, 3) if n else None,
-        "p90_ms": pick("p90_ms", lambda: round(percentile(lat, 90) * 1000, 3) if lat else None),
-        "min_ms": pick("min_ms", lambda: round(lat[0] * 1000, 3) if lat else None),
+        "p90_ms": pick("p90_ms"),
+        "min_ms": pick("min_ms"),
         # Calls that took 40 ms or more: Linux's delayed-ACK timer. An answer
         # whose headers leave before its body (always in a legacy session:
         # an SSE priming event first) waits for the client's ACK while the
@@ -1045,6 +1059,14 @@ def table(stdio, http):
             log(f"  session DELETEs not answered 200/202/204 (answer: count): {http['session_delete_answers']}")
 
 
+def executable(path, what):
+    """`path` made absolute; exits when it is not an executable file."""
+    resolved = str(Path(path).resolve())
+    if not os.access(resolved, os.X_OK):
+        sys.exit(f"no executable {what} at {resolved}")
+    return resolved
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("binary", help="the dragnet binary (a release build)")
@@ -1079,9 +1101,9 @@ def main():
     mode = args.http_mode or ("legacy" if args.http_client == "mcp" else "stateless")
     if args.http_client == "wrk" and mode != "stateless":
         sys.exit("--http-client wrk sends stateless requests only")
-    binary = str(Path(args.binary).resolve())
-    if not os.access(binary, os.X_OK):
-        sys.exit(f"no executable dragnet at {binary}")
+    binary = executable(args.binary, "dragnet")
+    floor = args.floor and executable(args.floor, "stdio_floor")
+    floor_http = args.floor_http and executable(args.floor_http, "http_floor")
 
     tmp = Path(tempfile.mkdtemp(prefix="dragnet-bench-gateway-"))
     started = time.perf_counter()
@@ -1090,15 +1112,9 @@ def main():
         stdio = http = None
         if args.only in (None, "stdio"):
             log(f"(A) stdio: {args.calls} calls, {args.rounds} rounds, alternating")
-            floor = args.floor and str(Path(args.floor).resolve())
-            if floor and not os.access(floor, os.X_OK):
-                sys.exit(f"no executable stdio_floor at {floor}")
             stdio = bench_stdio(binary, tmp, args.calls, args.rounds, args.database_url, floor)
         if args.only in (None, "http"):
             log(f"(B) http: {args.callers} callers x {args.per_caller} calls ({args.http_client} client, {mode})")
-            floor_http = args.floor_http and str(Path(args.floor_http).resolve())
-            if floor_http and not os.access(floor_http, os.X_OK):
-                sys.exit(f"no executable http_floor at {floor_http}")
             http = bench_http(
                 binary, tmp, args.callers, args.per_caller, args.database_url, args.http_client, mode,
                 args.wrk_seconds, floor_http,
