@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads the results of run.sh (hyperfine JSON exports, peak-RSS files and
+"""Reads the results of run.sh (timing JSON in hyperfine's layout, peak-RSS files and
 the JSON lines of bench/runs_per_second.py and bench/gateway/run.py),
 prints the targets table (every target, its measured ratio or figure, met
 or missed), then one table of medians and ratios, and writes SVG charts

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Side-by-side comparison of dragnet with the tools a user would pick instead,
 # whole process against whole process, on this machine. Installs what it
-# needs (Debian: nginx-light, jq, hyperfine, gnuplot-nox, time; PyPI in a
-# virtualenv: dlt==1.31.0, requests==2.32.3), generates deterministic data,
-# measures every job with hyperfine (time, median of RUNS) and /usr/bin/time
-# (peak RSS, median of 3), prints one table of medians and ratios, and writes
-# SVG charts into docs/. Not part of CI.
+# needs (Debian: nginx-light, jq, gnuplot-nox, time; PyPI in a virtualenv:
+# dlt==1.31.0, requests==2.32.3), generates deterministic data, measures
+# every job's commands in alternating rounds (bench/compare/alternate.py:
+# time, median of RUNS) and with /usr/bin/time (peak RSS, median of 3),
+# prints one table of medians and ratios, and writes SVG charts into docs/.
+# Not part of CI.
 #
 #   bash bench/compare/run.sh            # RUNS=10 per command
 #   RUNS=3 bash bench/compare/run.sh     # quicker, noisier
@@ -55,7 +56,7 @@ say() { printf '== %s\n' "$*" >&2; }
 
 # ---- tools ------------------------------------------------------------------
 need=()
-for pair in nginx:nginx-light jq:jq hyperfine:hyperfine gnuplot:gnuplot-nox wrk:wrk; do
+for pair in nginx:nginx-light jq:jq gnuplot:gnuplot-nox wrk:wrk; do
   command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}")
 done
 [ -x /usr/bin/time ] || need+=(time)
@@ -103,14 +104,20 @@ STATIC=http://127.0.0.1:$NGINX_PORT
 SHOP=http://127.0.0.1:$SHOP_PORT
 
 # ---- measuring --------------------------------------------------------------
-# time JOB NAME CMD: hyperfine's median and spread into results/JOB--NAME.json
+# time_it JOB NAME CMD: queues CMD, with the DATABASE_URL it is given, to be
+# timed with the rest of JOB's commands by time_queued.
 time_it() {
-  local job=$1 name=$2; shift 2
-  local cmd
-  cmd=$(printf '%q ' "$@")
-  hyperfine --shell=bash --warmup 1 --runs "$RUNS" --output=null \
-    --export-json "$OUT/results/$job--$name.json" --command-name "$name" "$cmd" >/dev/null 2>&1 \
-    || { echo "failed: $cmd" >&2; return 1; }
+  python3 -c 'import json, os, sys
+job, name, *argv = sys.argv[1:]
+env = {"DATABASE_URL": os.environ["DATABASE_URL"]} if "DATABASE_URL" in os.environ else {}
+print(json.dumps({"job": job, "name": name, "argv": argv, "env": env}))' "$@" >> "$OUT/queue-$1"
+}
+# time_queued JOB: JOB's queued commands, one warm-up each, then RUNS
+# alternating rounds, into results/JOB--NAME.json (median and spread)
+time_queued() {
+  python3 bench/compare/alternate.py --runs "$RUNS" --out "$OUT/results" "$OUT/queue-$1" \
+    || { echo "failed: timing the job $1" >&2; return 1; }
+  rm -f "$OUT/queue-$1"
 }
 # rss JOB NAME CMD: median peak RSS (KiB) of 3 runs into results/JOB--NAME.rss
 rss_it() {
@@ -124,7 +131,7 @@ rss_it() {
 }
 measure() { time_it "$@"; rss_it "$@"; }
 
-rm -f "$OUT"/results/*
+rm -f "$OUT"/results/* "$OUT"/queue-*
 WALK_BYTES=$(cat "$DATA"/pages/*.json | wc -c)
 BIG_BYTES=$(wc -c < "$DATA/big.json")
 export PYTHONDONTWRITEBYTECODE=1
@@ -143,6 +150,7 @@ rss_it floor dragnet "$DRAGNET" call --spec bench/compare/openapi.yaml --base-ur
 measure walk fetch-floor "$BIN/fetch_floor" "$STATIC" 250 21
 measure walk dlt "$PY" bench/compare/walk_dlt.py "$STATIC" 250
 measure walk requests "$PY" bench/compare/walk_requests.py "$STATIC" 250
+time_queued walk
 
 say "shape: filter + project of one 24 MB page"
 cp "$DATA/big.json" "$OUT/big.json"
@@ -156,6 +164,7 @@ want=$("${JQ[@]}" | wc -l)
 measure shape dragnet "${SHAPE[@]}"
 measure shape jq "${JQ[@]}"
 measure shape serde-value "$BIN/value_pipeline" "$OUT/big.json"
+time_queued shape
 
 say "cache: live vs cached dragnet run, SQLite and PostgreSQL"
 WF=(run bench/compare/cache.workflow.yaml --base-url "shop=$SHOP" --max-items 10000 --max-pages 100 --max-requests 200)
@@ -175,6 +184,7 @@ for backend in $BACKENDS; do
   DATABASE_URL=$url "$DRAGNET" "${WF[@]}" --refresh >/dev/null 2>&1
   DATABASE_URL=$url time_it cache "$backend-live" "$DRAGNET" "${WF[@]}" --refresh
   DATABASE_URL=$url time_it cache "$backend-cached" "$DRAGNET" "${WF[@]}"
+  time_queued cache
 done
 
 say "fan-out: 30 values x 3 pages at 20 ms, sequential vs concurrency 4"
@@ -186,6 +196,7 @@ for c in 1 4; do
   DATABASE_URL="sqlite://$OUT/fanout.db" time_it fanout "concurrency-$c" "$DRAGNET" run "$file" \
     --base-url "shop=$SHOP" --max-requests 200 --max-items 10000
 done
+time_queued fanout
 rm -f bench/compare/.fanout-4.workflow.yaml
 
 say "engine: a 1,000-step workflow vs a 1-step one"
@@ -207,6 +218,7 @@ EOF
 rm -f "$OUT"/engine.db*
 DATABASE_URL="sqlite://$OUT/engine.db" time_it engine steps-1 "$DRAGNET" run "$OUT/chain-1.workflow.yaml"
 DATABASE_URL="sqlite://$OUT/engine.db" time_it engine steps-1000 "$DRAGNET" run "$OUT/chain-1000.workflow.yaml" --concurrency 1
+time_queued engine
 
 case " ${SKIP:-} " in *" rps "*) ;; *)
   if pg_isready -q -h 127.0.0.1 -p 5432; then
