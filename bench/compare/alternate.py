@@ -46,9 +46,12 @@ def once(entry):
     """The wall time of one run of `entry`, in seconds; exits on failure."""
     env = dict(os.environ, **entry.get("env", {}))
     started = time.perf_counter()
-    code = subprocess.call(
-        entry["argv"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    try:
+        code = subprocess.call(
+            entry["argv"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+    except OSError as e:
+        sys.exit("cannot start %s: %s" % (entry["argv"][0], e))
     took = time.perf_counter() - started
     if code != 0:
         sys.exit("failed (exit %d): %s" % (code, " ".join(entry["argv"])))
